@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Second set-up command (README) and what CI runs: install what is missing,
+# build, run the C unit tests, then the integration tests against real
+# lizardd processes (they start and stop their own servers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+make -j"$(nproc)"
+make unit
+TEMPLATE_DIR=${LIZARD_TEMPLATE_DIR:-/var/lib/lizard/templates}
+for t in tiny base; do
+    [ -f "$TEMPLATE_DIR/$t/meta.json" ] || LIZARD_TEMPLATE_DIR="$TEMPLATE_DIR" build/lizard template build "$t"
+done
+bash tests/run-integration.sh

@@ -1,0 +1,242 @@
+/* lizardd: parse flags, open the store, make the first admin key, find the
+ * sandboxes a previous run left, then serve HTTP until told to stop.
+ * Sandboxes outlive lizardd: stopping it (or SIGKILL) leaves them running,
+ * and the next start picks them up from the store. */
+#include "api.h"
+#include "daemon.h"
+#include "sandboxes.h"
+#include "../common/fsutil.h"
+#include "../common/log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct options {
+    const char *listen;
+    const char *data_dir;
+    const char *template_dir;
+    const char *agent;
+    int max_running;
+    int max_host;
+    int64_t disk_mb;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lizardd [--listen ADDR:PORT] [--data-dir DIR] [--template-dir DIR]\n"
+               "               [--agent PATH] [--max-running N] [--max-sandboxes N]\n"
+               "               [--disk-mb N]\n"
+               "defaults: 127.0.0.1:7400, /var/lib/lizard, $LIZARD_TEMPLATE_DIR or\n"
+               "/var/lib/lizard/templates, lizard-agent next to this program,\n"
+               "100 running sandboxes per project, 1000 per host, 10240 MiB disk each\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"data-dir", required_argument, NULL, 'd'},
+        {"template-dir", required_argument, NULL, 't'},
+        {"agent", required_argument, NULL, 'a'},
+        {"max-running", required_argument, NULL, 'r'},
+        {"max-sandboxes", required_argument, NULL, 'm'},
+        {"disk-mb", required_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *env_tdir = getenv("LIZARD_TEMPLATE_DIR");
+    *o = (struct options){"127.0.0.1:7400", "/var/lib/lizard",
+                          env_tdir && *env_tdir ? env_tdir : "/var/lib/lizard/templates",
+                          NULL, 100, 1000, 10240};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l': o->listen = optarg; break;
+        case 'd': o->data_dir = optarg; break;
+        case 't': o->template_dir = optarg; break;
+        case 'a': o->agent = optarg; break;
+        case 'r': o->max_running = atoi(optarg); break;
+        case 'm': o->max_host = atoi(optarg); break;
+        case 'k': o->disk_mb = atoll(optarg); break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16) {
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The size table (SPEC: named sizes with an hourly price). "default" is
+ * what a create without a size gets: the template's 4 vCPU / 4 GiB. */
+static void default_sizes(struct lizardd *d)
+{
+    static const struct size_class sizes[] = {
+        {"small", 1, 1024, 0.025},
+        {"medium", 2, 2048, 0.05},
+        {"large", 4, 4096, 0.10},
+        {"default", 4, 4096, 0.10},
+    };
+    d->nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+    memcpy(d->sizes, sizes, sizeof(sizes));
+}
+
+/* Each connection is a thread with a socket, and each exec holds an agent
+ * socket: raise our soft fd limit to the hard one. Sandboxes get up to 65536
+ * open files, but never more than the hard limit we can pass on. */
+static int raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 1024;
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    return rl.rlim_max > 65536 ? 65536 : (int)rl.rlim_max;
+}
+
+static char *agent_next_to_self(void)
+{
+    static char path[PATH_MAX];
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
+        return "lizard-agent";
+    self[n] = '\0';
+    snprintf(path, sizeof(path), "%s/lizard-agent", dirname(self));
+    return path;
+}
+
+/* First start on an empty data dir: project "default" and an admin key,
+ * printed once and kept in DATA/admin-key (0600) for the local CLI. */
+static int bootstrap(struct lizardd *d, lz_error *err)
+{
+    struct project_record p;
+    int r = store_project_find(d->store, "default", &p, err);
+    if (r == -1)
+        return -1;
+    if (r == STORE_NOT_FOUND && daemon_project_create(d, "default", "default", &p, err) < 0)
+        return -1;
+    int keys = store_key_count(d->store, err);
+    if (keys < 0)
+        return -1;
+    if (keys > 0)
+        return 0;
+    struct key_record k;
+    char key[AUTH_KEY_MAX], path[PATH_MAX], line[AUTH_KEY_MAX + 2];
+    if (daemon_key_create(d, "admin", p.id, 1, &k, key, err) < 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/admin-key", d->data_dir);
+    snprintf(line, sizeof(line), "%s\n", key);
+    if (write_file_atomic(path, line, 0600, err) < 0)
+        return -1;
+    printf("admin key: %s\n(saved in %s; it is shown only once)\n", key, path);
+    fflush(stdout);
+    return 0;
+}
+
+static int open_data_dir(struct lizardd *d, lz_error *err)
+{
+    char path[PATH_MAX];
+    if (mkdir_p(d->data_dir, 0700, err) < 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/sandboxes", d->data_dir);
+    if (mkdir_p(path, 0700, err) < 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/lizard.db", d->data_dir);
+    d->store = store_open(path, err);
+    return d->store ? 0 : -1;
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    /* Sandboxes keep running; the store is consistent after every commit. */
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    log_init("lizardd", LOG_LEVEL_INFO);
+    if (parse_options(argc, argv, &o) < 0)
+        return 2;
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+
+    static struct lizardd d;
+    static char hostname[64];
+    gethostname(hostname, sizeof(hostname) - 1);
+    d.listen = o.listen;
+    d.data_dir = o.data_dir;
+    d.host_name = hostname;
+    d.max_running_per_project = o.max_running;
+    d.max_sandboxes_per_host = o.max_host;
+    d.default_disk_bytes = (uint64_t)o.disk_mb << 20;
+    d.default_pids_max = 4096;
+    d.default_nofile = raise_nofile();
+    default_sizes(&d);
+    d.runtime = &container_runtime;
+    d.rcfg = (struct runtime_config){
+        .data_dir = o.data_dir,
+        .template_dir = o.template_dir,
+        .agent_path = o.agent ? o.agent : agent_next_to_self(),
+        .uid_base = 100000,
+        .uid_count = 65536,
+        .cgroup_root = "/sys/fs/cgroup",
+        .cgroup_parent = "lizard",
+    };
+
+    lz_error err;
+    if (open_data_dir(&d, &err) < 0 || bootstrap(&d, &err) < 0 ||
+        d.runtime->init(&d.rcfg, &err) < 0) {
+        log_error("%s", err.msg);
+        return 1;
+    }
+    if (access(d.rcfg.agent_path, X_OK) < 0) {
+        log_error("agent binary %s: %s", d.rcfg.agent_path, strerror(errno));
+        return 1;
+    }
+    sandboxes_recover(&d);
+
+    char errbuf[256];
+    struct http_server_config hcfg = {
+        .listen = o.listen,
+        .max_json_body = API_MAX_JSON_BODY,
+        .idle_timeout_sec = 60,
+        .handler = api_handle,
+        .ctx = &d,
+    };
+    struct http_server *server = http_server_new(&hcfg, errbuf, sizeof(errbuf));
+    if (server == NULL) {
+        log_error("listen %s: %s", o.listen, errbuf);
+        return 1;
+    }
+    if (sandboxes_watch_start(&d, &err) < 0) {
+        log_error("%s", err.msg);
+        return 1;
+    }
+    char url[128], path[PATH_MAX], host[64];
+    snprintf(host, sizeof(host), "%s", o.listen);
+    char *colon = strrchr(host, ':');
+    if (colon)
+        *colon = '\0';
+    snprintf(url, sizeof(url), "http://%s:%d\n", host, http_server_port(server));
+    snprintf(path, sizeof(path), "%s/api-url", d.data_dir);
+    write_file_atomic(path, url, 0644, NULL);
+    printf("lizardd listening on %s", url);
+    fflush(stdout);
+    http_server_run(server);
+    return 0;
+}
