@@ -19,4 +19,4 @@ for t in tiny base; do
     [ -f "$TEMPLATE_DIR/$t/meta.json" ] || build/lizard template build "$t"
 done
 
-exec "$PY" -m pytest -q -p no:cacheprovider tests/integration "$@"
+exec "$PY" -m pytest -q -p no:cacheprovider tests/unit/agent_smoke.py tests/integration "$@"

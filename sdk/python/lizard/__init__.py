@@ -26,6 +26,7 @@ from .errors import (
 from .models import (
     ApiKey,
     ExecResult,
+    ExposedPort,
     FileInfo,
     ProcessInfo,
     ProcessOutput,
@@ -44,6 +45,7 @@ __all__ = [
     "ProcessHandle",
     "SandboxInfo",
     "ExecResult",
+    "ExposedPort",
     "ProcessInfo",
     "ProcessOutput",
     "FileInfo",

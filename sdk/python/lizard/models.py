@@ -13,6 +13,7 @@ __all__ = [
     "ProcessInfo",
     "ProcessOutput",
     "FileInfo",
+    "ExposedPort",
     "Project",
     "ApiKey",
     "Template",
@@ -148,6 +149,10 @@ class FileInfo(Record):
     @property
     def is_dir(self) -> bool:
         return self.type in ("dir", "directory")
+
+
+class ExposedPort(Record):
+    _fields = ("url", "hostname", "access_token")
 
 
 class Project(Record):

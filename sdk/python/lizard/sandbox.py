@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from . import errors
 from ._http import Transport, quote_id
 from .fs import Filesystem
-from .models import ApiKey, Project, SandboxInfo, Template
+from .models import ApiKey, ExposedPort, Project, SandboxInfo, Template
 from .process import Process
 
 #: Lifetime the SDK asks for when the caller names none (SPEC: 5 minutes).
@@ -124,6 +124,15 @@ class Sandbox:
             self._t.request("POST", self._path("/timeout"), json={"timeoutMs": int(timeout_ms)}).json()
         )
         return self._info
+
+    def expose_port(self, port: int) -> ExposedPort:
+        """Make a server listening on 0.0.0.0:`port` in the sandbox reachable.
+
+        Returns ``.url`` (with the access token), ``.hostname`` and
+        ``.access_token``. Needs a server with the port proxy (issue 4).
+        """
+        doc = self._t.request("POST", self._path("/ports"), json={"port": int(port)}).json()
+        return ExposedPort(doc)
 
     def kill(self) -> bool:
         """Stop the sandbox now. True if it was killed, False if it was already gone."""
