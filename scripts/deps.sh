@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential pkg-config libjansson-dev libsqlite3-dev libseccomp-dev libssl-dev
       libcmocka-dev debootstrap busybox-static python3 python3-pytest iproute2 clang
-      crun bubblewrap runc ca-certificates curl)
+      crun bubblewrap runc ca-certificates curl python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

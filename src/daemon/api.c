@@ -68,7 +68,9 @@ int api_find_running_sandbox(struct api_call *call, const char *id, struct sandb
         http_respond_error(call->req, 503, "unavailable", "store: %s", err.msg);
         return -1;
     }
-    if (r == STORE_NOT_FOUND || (!call->admin && strcmp(out->project_id, call->project_id) != 0)) {
+    /* A sandbox being stopped is already gone for its users: 404 like GET. */
+    if (r == STORE_NOT_FOUND || strcmp(out->status, "stopping") == 0 ||
+        (!call->admin && strcmp(out->project_id, call->project_id) != 0)) {
         if (r == 0)
             sandbox_record_clear(out);
         http_respond_error(call->req, 404, "not_found", "sandbox '%s' not found", id);
