@@ -1,4 +1,5 @@
 #include "agent_client.h"
+#include "../common/json_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -534,25 +535,33 @@ json_t *agent_check_stat(json_t *o, lz_error *err)
     return out;
 }
 
-json_t *agent_check_list(json_t *o, lz_error *err)
+/* {"KEY": [items...]} -> a fresh {"KEY": [checked items...]}, each item
+ * rebuilt by `check` from its validated fields only. */
+static json_t *check_array(json_t *o, const char *key, json_t *(*check)(json_t *, lz_error *),
+                           lz_error *err)
 {
-    json_t *entries = json_object_get(o, "entries");
-    if (!json_is_array(entries) || json_array_size(entries) > AGENT_MAX_ENTRIES) {
-        lz_error_set(err, 0, "sandbox agent sent a bad 'entries'");
+    json_t *items = json_object_get(o, key);
+    if (!json_is_array(items) || json_array_size(items) > AGENT_MAX_ENTRIES) {
+        lz_error_set(err, 0, "sandbox agent sent a bad '%s'", key);
         return NULL;
     }
     json_t *out = json_array();
     size_t i;
-    json_t *e;
-    json_array_foreach(entries, i, e)
+    json_t *item;
+    json_array_foreach(items, i, item)
     {
-        json_t *st = agent_check_stat(e, err);
-        if (st == NULL || json_array_append_new(out, st) < 0) {
+        json_t *clean = check(item, err);
+        if (clean == NULL || json_array_append_new(out, clean) < 0) {
             json_decref(out);
             return NULL;
         }
     }
-    return json_pack("{s:o}", "entries", out);
+    return json_pack("{s:o}", key, out);
+}
+
+json_t *agent_check_list(json_t *o, lz_error *err)
+{
+    return check_array(o, "entries", agent_check_stat, err);
 }
 
 /* startedAt: ISO-8601 string (bounded, cleaned) or Unix milliseconds,
@@ -563,13 +572,7 @@ static json_t *clean_started_at(json_t *v, lz_error *err)
         return agent_clean_string(json_string_value(v), json_string_length(v), 64);
     if (json_is_integer(v) && json_integer_value(v) >= 0 &&
         json_integer_value(v) < 253402300800000LL) {
-        time_t secs = (time_t)(json_integer_value(v) / 1000);
-        struct tm tm;
-        char buf[40];
-        gmtime_r(&secs, &tm);
-        size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + n, sizeof(buf) - n, ".%03dZ", (int)(json_integer_value(v) % 1000));
-        return json_string(buf);
+        return json_time_or_null(json_integer_value(v), 0);
     }
     if (v == NULL || json_is_null(v))
         return json_null();
@@ -603,23 +606,7 @@ static json_t *check_process(json_t *p, lz_error *err)
 
 json_t *agent_check_processes(json_t *o, lz_error *err)
 {
-    json_t *procs = json_object_get(o, "processes");
-    if (!json_is_array(procs) || json_array_size(procs) > AGENT_MAX_ENTRIES) {
-        lz_error_set(err, 0, "sandbox agent sent a bad 'processes'");
-        return NULL;
-    }
-    json_t *out = json_array();
-    size_t i;
-    json_t *p;
-    json_array_foreach(procs, i, p)
-    {
-        json_t *clean = check_process(p, err);
-        if (clean == NULL || json_array_append_new(out, clean) < 0) {
-            json_decref(out);
-            return NULL;
-        }
-    }
-    return json_pack("{s:o}", "processes", out);
+    return check_array(o, "processes", check_process, err);
 }
 
 int agent_check_proc_output(json_t *o, struct agent_proc_status *out, lz_error *err)

@@ -417,7 +417,6 @@ static json_t *proc_stdin_call(struct api_call *call, struct agent_client *c, in
                                const char *data, size_t len, bool eof)
 {
     lz_error err;
-    struct agent_frame f;
     json_t *rq = json_pack("{s:s,s:i,s:b}", "op", "proc.stdin", "pid", pid, "eof", eof);
     c->idle_ms = AGENT_IDLE_TIMEOUT_MS;
     int r = rq ? agent_client_request(c, rq, 0, &err) : -1;
@@ -425,19 +424,11 @@ static json_t *proc_stdin_call(struct api_call *call, struct agent_client *c, in
     /* DATA...EOF, then the answer. The agent may answer ERROR early (no such
      * process); its frame waits in our buffer until we read it. */
     if (r < 0 || agent_client_send_data(c, data, len, &err) < 0 ||
-        agent_client_send(c, PROTO_EOF, NULL, 0, &err) < 0 ||
-        agent_client_next(c, &f, true, &err) < 0) {
+        agent_client_send(c, PROTO_EOF, NULL, 0, &err) < 0) {
         sbio_respond_failure(call, c, &err);
         return NULL;
     }
-    if (f.type == PROTO_ERROR) {
-        sbio_respond_agent_error(call, &f);
-        agent_frame_clear(&f);
-        return NULL;
-    }
-    json_t *res = steal_ptr(&f.json);
-    agent_frame_clear(&f);
-    return res;
+    return sbio_read_result(call, c);
 }
 
 static void exec_background(struct api_call *call, struct agent_client *c,
@@ -571,20 +562,7 @@ static int parse_signal(json_t *v)
 
 static void proc_list(struct api_call *call, struct agent_client *c)
 {
-    json_t *rq = json_pack("{s:s}", "op", "proc.list");
-    json_t *res = sbio_simple_call(call, c, rq);
-    json_decref(rq);
-    if (res == NULL)
-        return;
-    lz_error err;
-    json_t *clean = agent_check_processes(res, &err);
-    json_decref(res);
-    if (clean == NULL) {
-        c->failure = AGENT_FAIL_PEER;
-        sbio_respond_failure(call, c, &err);
-        return;
-    }
-    http_respond_json(call->req, 200, clean);
+    sbio_call_and_respond(call, c, json_pack("{s:s}", "op", "proc.list"), agent_check_processes);
 }
 
 static void proc_signal(struct api_call *call, struct agent_client *c, int pid, json_t *body)

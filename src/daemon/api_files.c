@@ -250,19 +250,7 @@ static void file_query(struct api_call *call, struct agent_client *c, const stru
 {
     json_t *rq = json_pack("{s:s,s:s,s:s}", "op", list ? "file.list" : "file.stat", "path", t->path,
                            "user", t->user);
-    json_t *res = sbio_simple_call(call, c, rq);
-    json_decref(rq);
-    if (res == NULL)
-        return;
-    lz_error err;
-    json_t *clean = list ? agent_check_list(res, &err) : agent_check_stat(res, &err);
-    json_decref(res);
-    if (clean == NULL) {
-        c->failure = AGENT_FAIL_PEER;
-        sbio_respond_failure(call, c, &err);
-        return;
-    }
-    http_respond_json(call->req, 200, clean);
+    sbio_call_and_respond(call, c, rq, list ? agent_check_list : agent_check_stat);
 }
 
 /* mkdir {path, user?} and rename {from, to, user?}: answer {}. */

@@ -104,12 +104,11 @@ void sbio_respond_agent_error(struct api_call *call, const struct agent_frame *f
     http_respond_error(call->req, status, code, "%s", f->message);
 }
 
-json_t *sbio_simple_call(struct api_call *call, struct agent_client *c, json_t *request)
+json_t *sbio_read_result(struct api_call *call, struct agent_client *c)
 {
     lz_error err;
     struct agent_frame f;
-    c->idle_ms = AGENT_IDLE_TIMEOUT_MS;
-    if (agent_client_request(c, request, 0, &err) < 0 || agent_client_next(c, &f, true, &err) < 0) {
+    if (agent_client_next(c, &f, true, &err) < 0) {
         sbio_respond_failure(call, c, &err);
         return NULL;
     }
@@ -121,6 +120,35 @@ json_t *sbio_simple_call(struct api_call *call, struct agent_client *c, json_t *
     json_t *res = steal_ptr(&f.json);
     agent_frame_clear(&f);
     return res;
+}
+
+json_t *sbio_simple_call(struct api_call *call, struct agent_client *c, json_t *request)
+{
+    lz_error err;
+    c->idle_ms = AGENT_IDLE_TIMEOUT_MS;
+    if (agent_client_request(c, request, 0, &err) < 0) {
+        sbio_respond_failure(call, c, &err);
+        return NULL;
+    }
+    return sbio_read_result(call, c);
+}
+
+void sbio_call_and_respond(struct api_call *call, struct agent_client *c, json_t *request,
+                           json_t *(*check)(json_t *, lz_error *))
+{
+    json_t *res = sbio_simple_call(call, c, request);
+    json_decref(request);
+    if (res == NULL)
+        return;
+    lz_error err;
+    json_t *clean = check(res, &err);
+    json_decref(res);
+    if (clean == NULL) {
+        c->failure = AGENT_FAIL_PEER;
+        sbio_respond_failure(call, c, &err);
+        return;
+    }
+    http_respond_json(call->req, 200, clean);
 }
 
 json_t *sbio_read_body(struct api_call *call)

@@ -31,8 +31,16 @@ int sbio_error_status(const char *agent_code, const char **api_code);
 /* Code + message for a failure (for NDJSON error lines). */
 const char *sbio_failure_code(const struct agent_client *c);
 /* One request -> one RESPONSE object (ERROR/failure answered; NULL). */
+/* Read the final RESPONSE of the stream: its JSON, or NULL after answering
+ * the client with the failure / the agent's ERROR. */
+json_t *sbio_read_result(struct api_call *call, struct agent_client *c);
+/* Send REQUEST, then sbio_read_result. */
 json_t *sbio_simple_call(struct api_call *call, struct agent_client *c, json_t *request);
 /* Read the whole JSON body (must be an object); answers 400/413 itself. */
+/* sbio_simple_call (request is consumed), validate the answer with `check`,
+ * answer 200 with what `check` rebuilt. */
+void sbio_call_and_respond(struct api_call *call, struct agent_client *c, json_t *request,
+                           json_t *(*check)(json_t *, lz_error *));
 json_t *sbio_read_body(struct api_call *call);
 /* [a-z_][a-z0-9_-]*, at most 32 characters. */
 bool sbio_username_ok(const char *s);
