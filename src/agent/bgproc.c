@@ -261,8 +261,63 @@ monitor_spawn(const struct request *req, const struct agent_user *u, int rep)
     monitor_main(req, u, rep, sigfd);
 }
 
+static bool proc_running(int pid, long long *exit_code);
+static long long read_num(int pid, const char *file, long long dflt);
+
+/* Records of finished processes are kept for proc.list/proc.output, but not
+ * forever: past BGPROC_KEEP finished records, the oldest are removed, so a
+ * sandbox that starts many background jobs does not fill its disk. */
+#define BGPROC_KEEP 128
+
+struct finished {
+    int pid;
+    long long started;
+};
+
+static int finished_cmp(const void *a, const void *b)
+{
+    const struct finished *x = a, *y = b;
+    return x->started < y->started ? -1 : x->started > y->started;
+}
+
+static void bgproc_prune(void)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof(dir), "%s/procs", state_dir());
+    cleanup_closedir DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct finished *done = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        long long code;
+        if (*end != '\0' || pid <= 0 || pid > INT32_MAX || proc_running((int)pid, &code))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct finished *bigger = realloc(done, cap * sizeof(*done));
+            if (bigger == NULL)
+                break;
+            done = bigger;
+        }
+        done[n++] = (struct finished){(int)pid, read_num((int)pid, "started", 0)};
+    }
+    if (n > BGPROC_KEEP) {
+        qsort(done, n, sizeof(*done), finished_cmp);
+        for (size_t i = 0; i < n - BGPROC_KEEP; i++) {
+            snprintf(path, sizeof(path), "%s/%d", dir, done[i].pid);
+            rm_rf(path, NULL);
+        }
+    }
+    free(done);
+}
+
 void bgproc_start(struct conn *c, uint32_t id, const struct request *req)
 {
+    bgproc_prune();
     struct agent_user u;
     lz_error err = {0};
     if (users_lookup(req->user, &u, &err) < 0)

@@ -360,3 +360,16 @@ def test_connection_close_kills_foreground(agent):
             return
         time.sleep(0.02)
     raise AssertionError("foreground exec survived its connection")
+
+
+def test_finished_background_records_are_pruned(conn):
+    # 140 finished jobs: the agent keeps at most 128 finished records, the newest.
+    pids = [conn.call({"op": "exec", "argv": ["true"], "background": True})[4]["pid"]
+            for _ in range(140)]
+    for pid in pids[-3:]:
+        wait_exit(conn, pid)
+    conn.call({"op": "exec", "argv": ["true"], "background": True})  # prunes on start
+    listed = {p["pid"] for p in conn.call({"op": "proc.list"})[4]["processes"]
+              if not p["running"]}
+    assert len(listed) <= 129
+    assert pids[-1] in listed and pids[0] not in listed
