@@ -57,7 +57,7 @@ $(B)/tests/%: tests/unit/%.c $(LIB_OBJ)
 # The container runtime driven directly, without the daemon
 # (tests/unit/container_smoke.sh; `container_driver bench` times create+destroy).
 $(B)/tests/container_driver: tests/container_driver.c \
-		$(call obj,$(wildcard src/runtime/container/*.c) $(COMMON_SRC))
+		$(call obj,$(wildcard src/runtime/*.c src/runtime/container/*.c) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS_DAEMON)
 
@@ -77,8 +77,10 @@ unit-asan: $(UNIT_TESTS)
 # Fuzz targets (clang libFuzzer): build/fuzz/fuzz_*; run each for a while.
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_TARGETS)
-# src/agent/request.c: the agent's REQUEST validation, fuzzed with the decoder.
-build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(PROTO_SRC) src/agent/request.c
+# src/agent/request.c: the agent's REQUEST validation, fuzzed with the decoder;
+# src/daemon/proxy_parse.c: the port proxy's Host/token/cookie parsing.
+build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(PROTO_SRC) src/agent/request.c \
+		src/daemon/proxy_parse.c
 	@mkdir -p $(dir $@)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
 	    $(shell pkg-config --cflags jansson) -o $@ $^ $(shell pkg-config --libs jansson)

@@ -9,7 +9,10 @@ make -j"$(nproc)"
 make unit
 sh tests/unit/container_smoke.sh
 TEMPLATE_DIR=${LIZARD_TEMPLATE_DIR:-/var/lib/lizard/templates}
-for t in tiny base; do
+for t in tiny base interpreter; do
     [ -f "$TEMPLATE_DIR/$t/meta.json" ] || LIZARD_TEMPLATE_DIR="$TEMPLATE_DIR" build/lizard template build "$t"
 done
 bash tests/run-integration.sh
+# TypeScript SDK: dev tools from the lock file, then build + node --test
+# against its own lizardd instances.
+(cd sdk/js && npm ci && npm test)

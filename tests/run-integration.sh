@@ -1,8 +1,8 @@
 #!/bin/sh
 # Integration tests: a real lizardd on a free port with a temporary data dir,
 # driven through the Python SDK (sdk/python), raw HTTP and the CLI.
-# Needs root (namespaces, cgroups) and a build (`make`). Builds the `tiny` and
-# `base` templates into the machine-wide cache if they are not there yet.
+# Needs root (namespaces, cgroups) and a build (`make`). Builds the `tiny`,
+# `base` and `interpreter` templates into the machine-wide cache if missing.
 # Extra arguments go to pytest, e.g. tests/run-integration.sh -k files -x
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ export LIZARD_TEMPLATE_DIR="$TEMPLATE_DIR"
 for f in build/lizardd build/lizard build/lizard-agent; do
     [ -x "$f" ] || { echo "run-integration: $f missing; run make first" >&2; exit 1; }
 done
-for t in tiny base; do
+for t in tiny base interpreter; do
     [ -f "$TEMPLATE_DIR/$t/meta.json" ] || build/lizard template build "$t"
 done
 

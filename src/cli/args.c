@@ -105,3 +105,15 @@ int args_is_id(const char *s)
     size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
     return n > 0 && n <= 128 && s[n] == '\0';
 }
+
+int args_volume_add(json_t *list, const char *spec, lz_error *err)
+{
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (n == 0 || (colon && colon[1] == '\0'))
+        return lz_error_set(err, EINVAL, "'%s' is not NAME or NAME:/mount/path", spec);
+    json_t *v = json_pack("{s:s%}", "volume", spec, n);
+    if (colon)
+        json_object_set_new(v, "mountPath", json_string(colon + 1));
+    return json_array_append_new(list, v) == 0 ? 0 : lz_error_set(err, ENOMEM, "volume");
+}

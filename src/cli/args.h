@@ -9,6 +9,8 @@
 
 /* "K=V" -> obj[K] = "V" (V may be empty or contain '='). */
 int args_kv_add(json_t *obj, const char *kv, lz_error *err);
+/* "NAME" or "NAME:/mount/path" -> append {volume, mountPath?} to list. */
+int args_volume_add(json_t *list, const char *spec, lz_error *err);
 /* A duration in milliseconds: "1500", "1500ms", "30s", "5m", "2h". >= 0. */
 int args_parse_ms(const char *s, int64_t *out, lz_error *err);
 /* "ADDR:PORT" or "[V6]:PORT" with a port in 0..65535. */

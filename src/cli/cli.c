@@ -126,3 +126,16 @@ lizard_client *cli_client(void)
         cli_fail(&err);
     return c;
 }
+
+int cli_call(const char *method, const char *path, json_t *body, json_t **out)
+{
+    lizard_client *cl = cli_client();
+    if (cl == NULL)
+        return -1;
+    lz_error err = {0};
+    int st = lizard_request(cl, method, path, body, out, &err);
+    lizard_client_free(cl);
+    if (st < 0)
+        cli_fail(&err);
+    return st;
+}

@@ -25,6 +25,9 @@ const char *cli_data_dir(void);
 /* Directory of the running lizard executable (from /proc/self/exe). */
 int cli_exe_dir(char *buf, size_t n, lz_error *err);
 
+/* One API request; its JSON answer in *out (caller json_decref's). Returns
+ * the HTTP status, or -1 after printing the error (server message). */
+int cli_call(const char *method, const char *path, json_t *body, json_t **out);
 /* "lizard: message" on stderr; return EXIT_FAIL. */
 int cli_fail(const lz_error *err);
 int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -56,6 +59,12 @@ int cmd_up(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_projects(int argc, char **argv);
 int cmd_sandbox(int argc, char **argv);
+/* ports.c: lizard sandbox expose ID PORT */
+int cmd_sandbox_expose(int argc, char **argv);
 int cmd_template(int argc, char **argv);
+/* snapshot.c: lizard snapshot ls|rm, and lizard sandbox pause|resume|snapshot|restore */
+int cmd_snapshot(int argc, char **argv);
+int cmd_sandbox_lifecycle(const char *sub, int argc, char **argv);
+int cmd_volume(int argc, char **argv);
 
 #endif

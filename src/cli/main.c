@@ -18,7 +18,10 @@ static const char usage_text[] =
     "                 [--env K=V]... [--metadata K=V]...\n"
     "  sandbox ls [--project P] | info ID | kill ID | timeout ID MS\n"
     "  sandbox exec ID [--user U] [--cwd DIR] [--env K=V]... [--timeout MS] -- CMD [ARGS...]\n"
+    "  sandbox pause ID | resume ID | snapshot ID --name N [--pool-size K] | restore SNAP\n"
     "  template ls | build NAME [--dir TEMPLATE_DIR]\n"
+    "  snapshot ls [--project P] | rm ID|NAME\n"
+    "  volume create NAME --size MB [--project P] | ls [--project P] | rm ID|NAME\n"
     "\n"
     "  --json   print the server's JSON instead of tables\n"
     "\n"
@@ -32,6 +35,8 @@ static const struct {
 } commands[] = {
     {"up", cmd_up},           {"keys", cmd_keys},         {"projects", cmd_projects},
     {"sandbox", cmd_sandbox}, {"template", cmd_template},
+    {"volume", cmd_volume},
+    {"snapshot", cmd_snapshot},
 };
 
 int main(int argc, char **argv)

@@ -14,30 +14,18 @@
 static const char sandbox_usage[] =
     "usage: lizard sandbox create [TEMPLATE] [--timeout MS] [--project P] [--size S]\n"
     "                             [--env K=V]... [--metadata K=V]...   prints the new id\n"
+    "                             [--volume NAME[:/mount/path]]...   (default /workspace)\n"
     "       lizard sandbox ls [--project P] [--status S]\n"
     "       lizard sandbox info ID\n"
     "       lizard sandbox kill ID\n"
     "       lizard sandbox timeout ID MS          new lifetime from now (0 = no expiry)\n"
+    "       lizard sandbox pause|resume ID | snapshot ID --name N | restore SNAPSHOT\n"
+    "       lizard sandbox expose ID PORT         prints the port's private URL\n"
     "       lizard sandbox exec ID [--user U] [--cwd DIR] [--env K=V]... [--timeout MS]\n"
     "                              -- CMD [ARGS...]\n"
     "  exec: one CMD word runs through /bin/sh -c, several run as argv; output\n"
     "  streams live and lizard exits with the command's exit code (124: timed out).\n"
     "  MS also takes 30s, 5m, 2h.\n";
-
-/* One request whose JSON answer is printed by the caller; handles the
- * client set-up and errors. Returns the status (< 0 printed already). */
-static int call(const char *method, const char *path, json_t *body, json_t **out)
-{
-    lizard_client *cl = cli_client();
-    if (cl == NULL)
-        return -1;
-    lz_error err = {0};
-    int st = lizard_request(cl, method, path, body, out, &err);
-    lizard_client_free(cl);
-    if (st < 0)
-        cli_fail(&err);
-    return st;
-}
 
 static void print_info(json_t *info)
 {
@@ -65,14 +53,15 @@ static int sandbox_create(int argc, char **argv)
                                          {"size", required_argument, NULL, 's'},
                                          {"env", required_argument, NULL, 'e'},
                                          {"metadata", required_argument, NULL, 'm'},
+                                         {"volume", required_argument, NULL, 'v'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    json_t *body = cli_obj(), *env = cli_obj(), *meta = cli_obj();
+    json_t *body = cli_obj(), *env = cli_obj(), *meta = cli_obj(), *vols = json_array();
     lz_error err = {0};
     int c, rc = 0;
     int64_t ms;
     optind = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":t:p:s:e:m:h", opts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, ":t:p:s:e:m:v:h", opts, NULL)) != -1) {
         if (c == 't' && args_parse_ms(optarg, &ms, &err) == 0)
             json_object_set_new(body, "timeoutMs", json_integer(ms));
         else if (c == 't')
@@ -81,9 +70,11 @@ static int sandbox_create(int argc, char **argv)
             json_object_set_new(body, c == 'p' ? "project" : "size", json_string(optarg));
         else if ((c == 'e' || c == 'm') && args_kv_add(c == 'e' ? env : meta, optarg, &err) < 0)
             rc = cli_usage("sandbox", "--%s: %s", c == 'e' ? "env" : "metadata", err.msg);
+        else if (c == 'v' && args_volume_add(vols, optarg, &err) < 0)
+            rc = cli_usage("sandbox", "--volume: %s", err.msg);
         else if (c == 'h')
             rc = cli_group_usage(sandbox_usage, 1) - 1; /* -1: stop, exit 0 below */
-        else if (c != 'e' && c != 'm')
+        else if (c != 'e' && c != 'm' && c != 'v')
             rc = cli_opt_error("sandbox", c, argv);
     }
     if (rc == 0 && argc - optind > 1)
@@ -94,10 +85,13 @@ static int sandbox_create(int argc, char **argv)
         json_object_set(body, "env", env);
     if (json_object_size(meta))
         json_object_set(body, "metadata", meta);
+    if (json_array_size(vols))
+        json_object_set(body, "volumes", vols);
     json_decref(env);
     json_decref(meta);
+    json_decref(vols);
     json_t *out = NULL;
-    if (rc == 0 && call("POST", "/v1/sandboxes", body, &out) < 0)
+    if (rc == 0 && cli_call("POST", "/v1/sandboxes", body, &out) < 0)
         rc = EXIT_FAIL;
     json_decref(body);
     if (rc != 0)
@@ -139,7 +133,7 @@ static int sandbox_ls(int argc, char **argv)
     if (se)
         strncat(path, se, sizeof(path) - strlen(path) - 1);
     json_t *out = NULL;
-    if (call("GET", path, NULL, &out) < 0)
+    if (cli_call("GET", path, NULL, &out) < 0)
         return EXIT_FAIL;
     if (cli_json) {
         out_json(out);
@@ -183,7 +177,7 @@ static int sandbox_one(int argc, char **argv, const char *method)
     char path[256];
     snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[1]);
     json_t *out = NULL;
-    if (call(method, path, NULL, &out) < 0)
+    if (cli_call(method, path, NULL, &out) < 0)
         return EXIT_FAIL;
     if (cli_json && out)
         out_json(out);
@@ -211,7 +205,7 @@ static int sandbox_timeout(int argc, char **argv)
     snprintf(path, sizeof(path), "/v1/sandboxes/%s/timeout", argv[1]);
     json_t *body = cli_obj(), *out = NULL;
     json_object_set_new(body, "timeoutMs", json_integer(ms));
-    int st = call("POST", path, body, &out);
+    int st = cli_call("POST", path, body, &out);
     json_decref(body);
     if (st < 0)
         return EXIT_FAIL;
@@ -375,6 +369,11 @@ int cmd_sandbox(int argc, char **argv)
         return sandbox_exec(argc, argv);
     if (strcmp(sub, "timeout") == 0)
         return sandbox_timeout(argc, argv);
+    if (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0 ||
+        strcmp(sub, "snapshot") == 0 || strcmp(sub, "restore") == 0)
+        return cmd_sandbox_lifecycle(sub, argc, argv);
+    if (strcmp(sub, "expose") == 0)
+        return cmd_sandbox_expose(argc, argv);
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
         return cli_group_usage(sandbox_usage, 1);
     return cli_usage("sandbox", "unknown sandbox command '%s'", sub);

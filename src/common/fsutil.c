@@ -26,7 +26,7 @@ int mkdir_p(const char *path, mode_t mode, lz_error *err)
     return 0;
 }
 
-static int rm_rf_at(int dirfd, const char *name, dev_t dev, lz_error *err)
+static int rm_rf_dev(int dirfd, const char *name, dev_t dev, lz_error *err)
 {
     struct stat st;
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -51,7 +51,7 @@ static int rm_rf_at(int dirfd, const char *name, dev_t dev, lz_error *err)
     while (ret == 0 && (de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        ret = rm_rf_at(fd, de->d_name, dev, err);
+        ret = rm_rf_dev(fd, de->d_name, dev, err);
     }
     closedir(d);
     if (ret == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -64,7 +64,15 @@ int rm_rf(const char *path, lz_error *err)
     struct stat st;
     if (lstat(path, &st) < 0)
         return errno == ENOENT ? 0 : lz_error_sys(err, "stat %s", path);
-    return rm_rf_at(AT_FDCWD, path, st.st_dev, err);
+    return rm_rf_dev(AT_FDCWD, path, st.st_dev, err);
+}
+
+int rm_rf_at(int dirfd, const char *name, lz_error *err)
+{
+    struct stat st;
+    if (fstat(dirfd, &st) < 0)
+        return lz_error_sys(err, "stat a directory");
+    return rm_rf_dev(dirfd, name, st.st_dev, err);
 }
 
 int write_all(int fd, const void *buf, size_t n)

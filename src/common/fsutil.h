@@ -10,6 +10,9 @@
 int mkdir_p(const char *path, mode_t mode, lz_error *err);
 /* rm -rf that does not cross mount points and never follows symlinks. */
 int rm_rf(const char *path, lz_error *err);
+/* rm -rf of `name` relative to the directory fd `dirfd`, with the same
+ * rules (stays on dirfd's file system, never follows symlinks). */
+int rm_rf_at(int dirfd, const char *name, lz_error *err);
 /* Write the whole string to path (O_CREAT|O_TRUNC, mode), as one write. */
 int write_file(const char *path, const char *content, mode_t mode, lz_error *err);
 /* Write content to path.tmp, fsync, rename to path: readers see old or new. */

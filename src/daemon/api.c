@@ -2,6 +2,9 @@
  * visibility, JSON bodies. */
 #include "api.h"
 #include "auth.h"
+#include "sandboxes.h"
+#include "proxy.h"
+#include "proxy_parse.h"
 #include "../common/ids.h"
 #include "../common/log.h"
 
@@ -69,11 +72,20 @@ int api_find_running_sandbox(struct api_call *call, const char *id, struct sandb
         return -1;
     }
     /* A sandbox being stopped is already gone for its users: 404 like GET. */
-    if (r == STORE_NOT_FOUND || strcmp(out->status, "stopping") == 0 ||
+    if (r == STORE_NOT_FOUND || sandbox_hidden(out) ||
         (!call->admin && strcmp(out->project_id, call->project_id) != 0)) {
         if (r == 0)
             sandbox_record_clear(out);
         http_respond_error(call->req, 404, "not_found", "sandbox '%s' not found", id);
+        return -1;
+    }
+    if (strcmp(out->status, "paused") == 0 || strcmp(out->status, "pausing") == 0 ||
+        strcmp(out->status, "resuming") == 0) {
+        http_respond_error(call->req, 409, "paused",
+                           "sandbox %s is %s: resume it first (POST .../resume, then wait for "
+                           "status running)",
+                           id, out->status);
+        sandbox_record_clear(out);
         return -1;
     }
     if (strcmp(out->status, "running") != 0) {
@@ -160,6 +172,15 @@ static const char *match_resource(const char *path, const char *prefix)
 void api_handle(struct http_request *req, void *ctx)
 {
     struct lizardd *d = ctx;
+    /* Host first: every path on PORT-ID.DOMAIN (its /healthz too) belongs
+     * to the sandbox's server, and its callers carry no API key. */
+    char sandbox_id[64];
+    int port;
+    if (proxy_parse_host(http_request_header(req, "Host"), d->domain, &port, sandbox_id,
+                         sizeof(sandbox_id)) == 0) {
+        proxy_handle(d, req, port, sandbox_id);
+        return;
+    }
     if (strcmp(req->path, "/healthz") == 0) {
         api_healthz(req);
         return;
@@ -173,6 +194,8 @@ void api_handle(struct http_request *req, void *ctx)
     } routes[] = {
         {"/v1/projects", api_projects},   {"/v1/keys", api_keys},
         {"/v1/templates", api_templates}, {"/v1/sandboxes", api_sandboxes},
+        {"/v1/snapshots", api_snapshots},
+        {"/v1/volumes", api_volumes},
     };
     if (strcmp(req->path, "/metrics") == 0) {
         api_metrics(&call);

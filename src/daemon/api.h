@@ -15,6 +15,18 @@ void api_projects(struct api_call *call, const char *rest);
 void api_keys(struct api_call *call, const char *rest);
 void api_templates(struct api_call *call, const char *rest);
 void api_sandboxes(struct api_call *call, const char *rest);
+void api_snapshots(struct api_call *call, const char *rest);
+/* Sub-resources of one sandbox r the caller may see (api_pause.c,
+ * api_snapshots.c): return 1 when `sub` was theirs (and answered). */
+int api_sandbox_pause(struct api_call *call, const struct sandbox_record *r, const char *sub);
+int api_sandbox_snapshot(struct api_call *call, const struct sandbox_record *r, const char *sub);
+/* timeoutMs (default 5 min, 0 = none), env and metadata of a create or
+ * restore body; responds 400 itself and returns -1 on bad input. */
+int api_parse_lifetime(struct api_call *call, json_t *body, int64_t *timeout_ms, json_t **env,
+                       json_t **metadata);
+void api_volumes(struct api_call *call, const char *rest);
+/* /v1/sandboxes/{id}/ports[/PORT] (api_ports.c); rest is what follows "/ports". */
+void api_ports(struct api_call *call, const char *id, const char *rest);
 
 /* Read a JSON object body; on failure responds 400/413 and returns NULL.
  * An empty body gives an empty object. */
@@ -26,6 +38,9 @@ int api_resolve_project(struct api_call *call, const char *ref, struct project_r
 /* Admin-only calls: responds 403 and returns -1 for project keys. */
 int api_require_admin(struct api_call *call);
 void api_method_not_allowed(struct api_call *call);
+struct api_failure;
+/* Answer a failed operation (sandboxes.h), with Retry-After when it has one. */
+void api_respond_failure(struct api_call *call, const struct api_failure *f);
 
 /* Used by the API and by first-start bootstrap (main.c). */
 int daemon_project_create(struct lizardd *d, const char *name, const char *slug,

@@ -4,6 +4,8 @@
 #include "api_sandbox_io.h"
 #include "lifecycle.h"
 #include "sandboxes.h"
+#include "snapshots.h"
+#include "volumes.h"
 #include "../common/ids.h"
 #include "../common/json_util.h"
 #include "../common/log.h"
@@ -16,7 +18,7 @@
 #define MAX_TIMEOUT_MS (24LL * 3600 * 1000)
 #define DEFAULT_TIMEOUT_MS 300000
 
-static void respond_failure(struct api_call *call, const struct api_failure *f)
+void api_respond_failure(struct api_call *call, const struct api_failure *f)
 {
     if (f->retry_after > 0) {
         char secs[16];
@@ -32,33 +34,44 @@ static int bad_request(struct api_call *call, const char *msg)
     return -1;
 }
 
+int api_parse_lifetime(struct api_call *call, json_t *body, int64_t *timeout_ms, json_t **env,
+                       json_t **metadata)
+{
+    char msg[256];
+    *timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (json_opt_int(body, "timeoutMs", 0, MAX_TIMEOUT_MS, timeout_ms, msg, sizeof(msg)) < 0 ||
+        json_opt_string_map(body, "env", 256, env, msg, sizeof(msg)) < 0 ||
+        json_opt_string_map(body, "metadata", 64, metadata, msg, sizeof(msg)) < 0)
+        return bad_request(call, msg);
+    const char *k;
+    json_t *v;
+    json_object_foreach(*env, k, v)
+    {
+        if (*k == '\0' || strchr(k, '=') != NULL || strlen(k) > 255)
+            return bad_request(call, "field 'env' has a key that is not a variable name");
+    }
+    return 0;
+}
+
 /* Parse and check a create body; responds itself on failure. */
 static int parse_create(struct api_call *call, json_t *body, struct sandbox_request *rq,
-                        struct project_record *project)
+                        struct volume_request vols[VOLUMES_MAX], struct project_record *project)
 {
     char msg[256];
     const char *project_ref = NULL, *project_id_ref = NULL;
     int64_t timeout = DEFAULT_TIMEOUT_MS, cpus = 0, mem = 0;
     rq->template_name = "base";
+    if (api_parse_lifetime(call, body, &timeout, &rq->env, &rq->metadata) < 0)
+        return -1;
     if (json_opt_string(body, "template", &rq->template_name, msg, sizeof(msg)) < 0 ||
         json_opt_string(body, "project", &project_ref, msg, sizeof(msg)) < 0 ||
         json_opt_string(body, "projectId", &project_id_ref, msg, sizeof(msg)) < 0 ||
-        json_opt_int(body, "timeoutMs", 0, MAX_TIMEOUT_MS, &timeout, msg, sizeof(msg)) < 0 ||
         json_opt_string(body, "size", &rq->size, msg, sizeof(msg)) < 0 ||
         json_opt_int(body, "cpuCount", 1, 64, &cpus, msg, sizeof(msg)) < 0 ||
         json_opt_int(body, "memoryMB", 64, 1 << 20, &mem, msg, sizeof(msg)) < 0 ||
-        json_opt_string_map(body, "env", 256, &rq->env, msg, sizeof(msg)) < 0 ||
-        json_opt_string_map(body, "metadata", 64, &rq->metadata, msg, sizeof(msg)) < 0)
+        volume_requests_parse(body, vols, &rq->nvolumes, msg, sizeof(msg)) < 0)
         return bad_request(call, msg);
-    if (rq->env) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(rq->env, k, v)
-        {
-            if (*k == '\0' || strchr(k, '=') != NULL || strlen(k) > 255)
-                return bad_request(call, "field 'env' has a key that is not a variable name");
-        }
-    }
+    rq->volumes = vols;
     rq->timeout_ms = timeout;
     rq->cpu_count = (int)cpus;
     rq->memory_mb = (int)mem;
@@ -77,9 +90,17 @@ static void create_sandbox(struct api_call *call)
     struct project_record project;
     struct sandbox_record r;
     struct api_failure fail = {0};
-    if (parse_create(call, body, &rq, &project) == 0) {
-        if (sandbox_create(call->d, &rq, &r, &fail) < 0) {
-            respond_failure(call, &fail);
+    struct volume_request vols[VOLUMES_MAX];
+    struct snapshot_record snap;
+    if (parse_create(call, body, &rq, vols, &project) == 0) {
+        /* A template that is not built in may name one of the project's
+         * snapshots: a straight create on its layers (not from the pool). */
+        int from_snapshot = !sandbox_template_exists(call->d, rq.template_name);
+        if (from_snapshot && snapshot_fill_request(call->d, rq.project_id, rq.template_name, &rq,
+                                                   &snap, &fail) < 0) {
+            api_respond_failure(call, &fail);
+        } else if (sandbox_create(call->d, &rq, &r, &fail) < 0) {
+            api_respond_failure(call, &fail);
         } else {
             http_respond_json(call->req, 201, sandbox_info_json(call->d, &r));
             sandbox_record_clear(&r);
@@ -97,7 +118,8 @@ static void add_sandbox(const struct sandbox_record *r, void *arg)
 {
     struct list_ctx *c = arg;
     /* Rows being created or stopped are not sandboxes a user can use yet/any more. */
-    if (strcmp(r->status, "creating") == 0 || strcmp(r->status, "stopping") == 0)
+    if (strcmp(r->status, "creating") == 0 || strcmp(r->status, "stopping") == 0 ||
+        strcmp(r->status, "pooling") == 0 || strcmp(r->status, "pooled") == 0)
         return;
     json_array_append_new(c->list, sandbox_info_json(c->d, r));
 }
@@ -137,8 +159,8 @@ static void list_sandboxes(struct api_call *call)
 static int find_visible(struct api_call *call, const char *id, struct sandbox_record *r)
 {
     int found = id_is_valid(id, "sb_") && store_sandbox_get(call->d->store, id, r, NULL) == 0;
-    if (found && (strcmp(r->status, "stopping") == 0 ||
-                  (!call->admin && strcmp(r->project_id, call->project_id) != 0))) {
+    if (found &&
+        (sandbox_hidden(r) || (!call->admin && strcmp(r->project_id, call->project_id) != 0))) {
         sandbox_record_clear(r);
         found = 0;
     }
@@ -170,6 +192,10 @@ static void set_timeout(struct api_call *call, struct sandbox_record *r)
 static void one_sandbox(struct api_call *call, const char *id, const char *sub)
 {
     const char *m = call->req->method;
+    if (strncmp(sub, "/ports", 6) == 0 && (sub[6] == '\0' || sub[6] == '/')) {
+        api_ports(call, id, sub + 6);
+        return;
+    }
     if (strcmp(sub, "/exec") == 0 || strncmp(sub, "/processes", 10) == 0 ||
         strncmp(sub, "/files", 6) == 0) {
         if (strcmp(sub, "/exec") == 0 && strcmp(m, "POST") == 0)
@@ -186,13 +212,18 @@ static void one_sandbox(struct api_call *call, const char *id, const char *sub)
         return;
     }
     struct sandbox_record r;
-    if (strcmp(sub, "") != 0 && strcmp(sub, "/timeout") != 0) {
+    int lifecycle_sub = strcmp(sub, "/pause") == 0 || strcmp(sub, "/resume") == 0 ||
+                        strcmp(sub, "/status") == 0 || strcmp(sub, "/snapshots") == 0;
+    if (strcmp(sub, "") != 0 && strcmp(sub, "/timeout") != 0 && !lifecycle_sub) {
         http_respond_error(call->req, 404, "not_found", "no such endpoint: %s", call->req->path);
         return;
     }
     if (find_visible(call, id, &r) < 0)
         return;
-    if (*sub == '\0' && strcmp(m, "GET") == 0) {
+    if (lifecycle_sub) {
+        if (!api_sandbox_pause(call, &r, sub))
+            api_sandbox_snapshot(call, &r, sub);
+    } else if (*sub == '\0' && strcmp(m, "GET") == 0) {
         http_respond_json(call->req, 200, sandbox_info_json(call->d, &r));
     } else if (*sub == '\0' && strcmp(m, "DELETE") == 0) {
         sandbox_kill(call->d, r.id, "killed through the API");

@@ -28,6 +28,10 @@ struct lizardd {
     int default_nofile; /* RLIMIT_NOFILE inside, at most our own hard limit */
     struct size_class sizes[8];
     int nsizes;
+    /* exposed ports (ports.h): PORT-SANDBOXID.DOMAIN on our own listener */
+    const char *domain;
+    int listen_port;            /* the bound port, for port URLs */
+    unsigned char port_key[32]; /* HMAC key of port access tokens */
 };
 
 /* One authenticated API call. */

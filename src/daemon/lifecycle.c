@@ -3,7 +3,8 @@
 #include <string.h>
 
 static const char *status_names[SB_STATUS_COUNT] = {
-    "creating", "running", "pausing", "paused", "resuming", "stopping", "stopped",
+    "creating", "running", "pausing", "paused", "resuming",
+    "stopping", "stopped", "pooling", "pooled",
 };
 
 struct transition {
@@ -28,6 +29,11 @@ static const struct transition transitions[] = {
     {SB_RESUMING, EV_KILL, SB_STOPPING},
     {SB_STOPPING, EV_KILL, SB_STOPPING}, /* a second kill while stopping is harmless */
     {SB_STOPPING, EV_DESTROYED, SB_STOPPED},
+    {SB_POOLING, EV_CREATED, SB_POOLED},
+    {SB_POOLING, EV_CREATE_FAILED, SB_STOPPED},
+    {SB_POOLING, EV_KILL, SB_STOPPING},
+    {SB_POOLED, EV_HANDOUT, SB_RUNNING},
+    {SB_POOLED, EV_KILL, SB_STOPPING},
 };
 
 int lifecycle_next(enum sandbox_status from, enum sandbox_event ev, enum sandbox_status *next)

@@ -1,6 +1,9 @@
 /* The sandbox state machine, pure (unit tested):
  *
- *   creating ──created──▶ running ⇄ (pausing/paused/resuming: later issue)
+ *   creating ──created──▶ running ──pause──▶ pausing ──paused──▶ paused
+ *      │                    ▲  ◀──pause_failed──┘                    │
+ *      │                    └──resumed── resuming ◀──resume──────────┘
+ *      │                       (resume_failed: back to paused)
  *      │                    │
  *   create_failed      kill/expire/died
  *      ▼                    ▼
@@ -8,7 +11,11 @@
  *
  * Stopped sandboxes are deleted from the store, so "stopped" is never
  * listed; a row in "creating" or "stopping" after a restart means lizardd
- * died mid-way, and recovery finishes the job (destroy + delete). */
+ * died mid-way, and recovery finishes the job (destroy + delete).
+ *
+ * Warm pools (snapshots): pooling ──created──▶ pooled ──handout──▶ running.
+ * Pool rows are not the users' sandboxes: not listed, not counted toward
+ * caps, no deadline. */
 #ifndef LZ_LIFECYCLE_H
 #define LZ_LIFECYCLE_H
 
@@ -22,6 +29,8 @@ enum sandbox_status {
     SB_RESUMING,
     SB_STOPPING,
     SB_STOPPED,
+    SB_POOLING,
+    SB_POOLED,
     SB_STATUS_COUNT
 };
 
@@ -36,6 +45,7 @@ enum sandbox_event {
     EV_RESUME,
     EV_RESUMED,
     EV_RESUME_FAILED,
+    EV_HANDOUT, /* a pooled copy becomes a user's sandbox (restore) */
 };
 
 /* Returns 0 and *next, or -1 when the event is not allowed in that state

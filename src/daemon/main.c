@@ -4,7 +4,9 @@
  * and the next start picks them up from the store. */
 #include "api.h"
 #include "daemon.h"
+#include "ports.h"
 #include "sandboxes.h"
+#include "snapshots.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
 
@@ -28,16 +30,26 @@ struct options {
     int max_running;
     int max_host;
     int64_t disk_mb;
+    const char *domain;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: lizardd [--listen ADDR:PORT] [--data-dir DIR] [--template-dir DIR]\n"
                "               [--agent PATH] [--max-running N] [--max-sandboxes N]\n"
-               "               [--disk-mb N]\n"
+               "               [--disk-mb N] [--domain DOMAIN]\n"
                "defaults: 127.0.0.1:7400, /var/lib/lizard, $LIZARD_TEMPLATE_DIR or\n"
                "/var/lib/lizard/templates, lizard-agent next to this program,\n"
-               "100 running sandboxes per project, 1000 per host, 10240 MiB disk each\n");
+               "100 running sandboxes per project, 1000 per host, 10240 MiB disk each,\n"
+               "exposed ports at PORT-SANDBOXID.localhost\n");
+}
+
+/* Exposed ports are named PORT-ID.DOMAIN: DOMAIN must be a plain host name. */
+static int domain_is_valid(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && n < 200 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-") == n &&
+           s[0] != '.' && s[n - 1] != '.';
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -50,13 +62,14 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"max-running", required_argument, NULL, 'r'},
         {"max-sandboxes", required_argument, NULL, 'm'},
         {"disk-mb", required_argument, NULL, 'k'},
+        {"domain", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *env_tdir = getenv("LIZARD_TEMPLATE_DIR");
     *o = (struct options){"127.0.0.1:7400", "/var/lib/lizard",
                           env_tdir && *env_tdir ? env_tdir : "/var/lib/lizard/templates",
-                          NULL, 100, 1000, 10240};
+                          NULL, 100, 1000, 10240, "localhost"};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -67,11 +80,13 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'r': o->max_running = atoi(optarg); break;
         case 'm': o->max_host = atoi(optarg); break;
         case 'k': o->disk_mb = atoll(optarg); break;
+        case 'D': o->domain = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
     }
-    if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16) {
+    if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16 ||
+        !domain_is_valid(o->domain)) {
         usage(stderr);
         return -1;
     }
@@ -181,6 +196,7 @@ int main(int argc, char **argv)
     d.listen = o.listen;
     d.data_dir = o.data_dir;
     d.host_name = hostname;
+    d.domain = o.domain;
     d.max_running_per_project = o.max_running;
     d.max_sandboxes_per_host = o.max_host;
     d.default_disk_bytes = (uint64_t)o.disk_mb << 20;
@@ -199,7 +215,7 @@ int main(int argc, char **argv)
     };
 
     lz_error err;
-    if (open_data_dir(&d, &err) < 0 || bootstrap(&d, &err) < 0 ||
+    if (open_data_dir(&d, &err) < 0 || bootstrap(&d, &err) < 0 || ports_init(&d, &err) < 0 ||
         d.runtime->init(&d.rcfg, &err) < 0) {
         log_error("%s", err.msg);
         return 1;
@@ -223,7 +239,8 @@ int main(int argc, char **argv)
         log_error("listen %s: %s", o.listen, errbuf);
         return 1;
     }
-    if (sandboxes_watch_start(&d, &err) < 0) {
+    d.listen_port = http_server_port(server); /* before run(): no request has come yet */
+    if (sandboxes_watch_start(&d, &err) < 0 || snapshots_pool_start(&d, &err) < 0) {
         log_error("%s", err.msg);
         return 1;
     }

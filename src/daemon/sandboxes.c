@@ -1,5 +1,9 @@
 #include "sandboxes.h"
 #include "lifecycle.h"
+#include "pause.h"
+#include "snapshots.h"
+#include "volumes.h"
+#include "proxy.h"
 #include "../common/ids.h"
 #include "../common/json_util.h"
 #include "../common/log.h"
@@ -59,9 +63,7 @@ int sandbox_template_exists(struct lizardd *d, const char *name)
     return access(path, R_OK) == 0;
 }
 
-static void fail_set(struct api_failure *f, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void fail_set(struct api_failure *f, int status, const char *code, const char *fmt, ...)
+int api_failure_set(struct api_failure *f, int status, const char *code, const char *fmt, ...)
 {
     va_list ap;
     f->status = status;
@@ -69,7 +71,10 @@ static void fail_set(struct api_failure *f, int status, const char *code, const 
     va_start(ap, fmt);
     vsnprintf(f->message, sizeof(f->message), fmt, ap);
     va_end(ap);
+    return -1;
 }
+/* The short name used throughout this file. */
+#define fail_set api_failure_set
 
 static char *json_dump_or_empty(json_t *v)
 {
@@ -77,12 +82,19 @@ static char *json_dump_or_empty(json_t *v)
     return s ? s : strdup("{}");
 }
 
-/* Insert the "creating" row if the project and the host have room. */
-static int reserve(struct lizardd *d, struct sandbox_record *r, struct api_failure *fail)
+int sandbox_hidden(const struct sandbox_record *r)
+{
+    return strcmp(r->status, "stopping") == 0 || strcmp(r->status, "pooling") == 0 ||
+           strcmp(r->status, "pooled") == 0;
+}
+
+int sandbox_with_capacity(struct lizardd *d, const char *project_id,
+                          int (*fn)(void *arg, struct api_failure *fail), void *arg,
+                          struct api_failure *fail)
 {
     lz_error err;
     pthread_mutex_lock(&create_lock);
-    int in_project = store_sandbox_count_running(d->store, r->project_id, &err);
+    int in_project = store_sandbox_count_running(d->store, project_id, &err);
     int on_host = store_sandbox_count_running(d->store, NULL, &err);
     int ret = -1;
     if (in_project < 0 || on_host < 0)
@@ -95,12 +107,34 @@ static int reserve(struct lizardd *d, struct sandbox_record *r, struct api_failu
         fail_set(fail, 503, "unavailable", "this host is at capacity (%d sandboxes); retry later",
                  on_host);
         fail->retry_after = 5;
-    } else if (store_sandbox_insert(d->store, r, &err) < 0)
-        fail_set(fail, 503, "unavailable", "store: %s", err.msg);
-    else
-        ret = 0;
+    } else
+        ret = fn(arg, fail);
     pthread_mutex_unlock(&create_lock);
     return ret;
+}
+
+struct new_row {
+    struct lizardd *d;
+    struct sandbox_record *r;
+};
+
+static int insert_row(void *arg, struct api_failure *fail)
+{
+    struct new_row *n = arg;
+    lz_error err;
+    if (store_sandbox_insert(n->d->store, n->r, &err) < 0)
+        return fail_set(fail, 503, "unavailable", "store: %s", err.msg);
+    return 0;
+}
+
+/* Insert the "creating" row if the project and the host have room; a
+ * warm-pool copy ("pooling") is no user's sandbox and takes no room. */
+static int reserve(struct lizardd *d, struct sandbox_record *r, struct api_failure *fail)
+{
+    struct new_row n = {d, r};
+    if (strcmp(r->status, lifecycle_status_name(SB_POOLING)) == 0)
+        return insert_row(&n, fail);
+    return sandbox_with_capacity(d, r->project_id, insert_row, &n, fail);
 }
 
 int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct sandbox_record *out,
@@ -124,7 +158,10 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
     }
     snprintf(r->project_id, sizeof(r->project_id), "%s", rq->project_id);
     snprintf(r->template_name, sizeof(r->template_name), "%s", rq->template_name);
-    snprintf(r->status, sizeof(r->status), "%s", lifecycle_status_name(SB_CREATING));
+    snprintf(r->status, sizeof(r->status), "%s",
+             lifecycle_status_name(rq->pooled ? SB_POOLING : SB_CREATING));
+    snprintf(r->layers, sizeof(r->layers), "%s", rq->layers ? rq->layers : "");
+    snprintf(r->snapshot_id, sizeof(r->snapshot_id), "%s", rq->snapshot_id ? rq->snapshot_id : "");
     snprintf(r->runtime, sizeof(r->runtime), "%s", d->runtime->name);
     snprintf(r->size, sizeof(r->size), "%s", size->name);
     r->cpu_count = rq->cpu_count ? rq->cpu_count : size->cpu_count;
@@ -138,7 +175,21 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
         sandbox_record_clear(r);
         return -1;
     }
+    /* After the reservation (the claim names this row) and before the
+     * runtime mounts them: the store is what keeps a volume in one sandbox. */
+    struct volume_attachments vols;
+    if (volumes_attach(d, r->project_id, r->id, rq->volumes, rq->nvolumes, &vols, fail) < 0) {
+        store_sandbox_delete(d->store, r->id, NULL);
+        sandbox_record_clear(r);
+        return -1;
+    }
 
+    char lowerdir[8192];
+    if (snapshot_lowerdir(d, r->layers, lowerdir, sizeof(lowerdir)) < 0) {
+        store_sandbox_delete(d->store, r->id, NULL);
+        sandbox_record_clear(r);
+        return fail_set(fail, 400, "bad_request", "too many snapshot layers");
+    }
     struct sandbox_spec spec = {
         .id = r->id,
         .template_name = r->template_name,
@@ -147,12 +198,16 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
         .pids_max = d->default_pids_max,
         .disk_bytes = d->default_disk_bytes,
         .nofile = d->default_nofile,
+        .extra_lower = lowerdir,
+        .volumes = vols.mounts,
+        .nvolumes = vols.n,
     };
     struct runtime_handle h = {0};
     lz_error err;
     if (d->runtime->create(&d->rcfg, &spec, &h, &err) < 0) {
         log_error("create %s: %s", r->id, err.msg);
         d->runtime->destroy(&d->rcfg, r->id, &h, NULL);
+        volumes_release(d, r->id);
         store_sandbox_delete(d->store, r->id, NULL);
         sandbox_record_clear(r);
         fail_set(fail, 503, "unavailable", "could not start the sandbox: %s", err.msg);
@@ -162,8 +217,9 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
     /* The lifetime starts when the sandbox is up, not when the request came. */
     r->init_pid = h.init_pid;
     r->init_start_time = h.init_start_time;
-    r->expires_ms = lifecycle_deadline(now_ms(), rq->timeout_ms);
-    snprintf(r->status, sizeof(r->status), "%s", lifecycle_status_name(SB_RUNNING));
+    r->expires_ms = rq->pooled ? 0 : lifecycle_deadline(now_ms(), rq->timeout_ms);
+    snprintf(r->status, sizeof(r->status), "%s",
+             lifecycle_status_name(rq->pooled ? SB_POOLED : SB_RUNNING));
     if (store_sandbox_update(d->store, r, &err) < 0) {
         log_error("create %s: %s", r->id, err.msg);
         sandbox_kill(d, r->id, "store failure");
@@ -185,12 +241,22 @@ int sandbox_kill(struct lizardd *d, const char *id, const char *why)
      * finishes it instead of resurrecting a half-destroyed sandbox. */
     snprintf(r.status, sizeof(r.status), "%s", lifecycle_status_name(SB_STOPPING));
     store_sandbox_update(d->store, &r, NULL);
+    /* Tokens die with the sandbox (ids are never reused, but a row must not
+     * outlive what it opens); open proxied connections end now. */
+    store_port_delete(d->store, id, 0, NULL);
+    proxy_close_sandbox(id);
     struct runtime_handle h = {r.init_pid, r.init_start_time};
-    if (d->runtime->destroy(&d->rcfg, id, &h, &err) < 0)
+    if (d->runtime->destroy(&d->rcfg, id, &h, &err) < 0) {
         log_warn("destroy %s: %s (will retry at next start)", id, err.msg);
-    else
+    } else {
+        /* Only once destroy has unmounted them may volumes go elsewhere. */
+        volumes_release(d, id);
         store_sandbox_delete(d->store, id, NULL);
+    }
     log_info("sandbox %s stopped (%s)", id, why);
+    sandboxes_status_changed();
+    if (r.layers[0])
+        snapshots_pool_poke(); /* its snapshot layers may be unused now */
     sandbox_record_clear(&r);
     return 0;
 }
@@ -198,7 +264,12 @@ int sandbox_kill(struct lizardd *d, const char *id, const char *why)
 int sandbox_set_timeout(struct lizardd *d, struct sandbox_record *r, int64_t timeout_ms,
                         lz_error *err)
 {
-    r->expires_ms = lifecycle_deadline(now_ms(), timeout_ms);
+    if (strcmp(r->status, "paused") == 0) {
+        /* The clock is stopped: the new lifetime starts at resume. */
+        r->remaining_ms = timeout_ms == 0 ? -1 : timeout_ms;
+    } else {
+        r->expires_ms = lifecycle_deadline(now_ms(), timeout_ms);
+    }
     if (store_sandbox_update(d->store, r, err) != 0)
         return -1;
     sandboxes_watch_poke();
@@ -215,14 +286,17 @@ json_t *sandbox_info_json(struct lizardd *d, const struct sandbox_record *r)
     json_t *v;
     json_object_foreach(env, k, v) json_array_append_new(env_keys, json_string(k));
     json_decref(env);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:s, s:s, s:o, s:o, s:o, s:o}",
-                     "sandboxId", r->id, "project", r->project_id, "template", r->template_name,
-                     "status", r->status, "runtime", r->runtime, "size", r->size, "cpuCount",
-                     r->cpu_count, "memoryMB", r->memory_mb, "diskMB", (json_int_t)r->disk_mb,
-                     "region", "local", "host", r->host, "createdAt",
-                     json_time_or_null(r->created_ms, 0), "expiresAt",
-                     json_time_or_null(r->expires_ms, 1), "metadata",
-                     meta ? meta : json_object(), "envKeys", env_keys);
+    json_t *info = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:s, s:s, s:o, s:o, s:o, s:o}", "sandboxId",
+        r->id, "project", r->project_id, "template", r->template_name, "status", r->status,
+        "runtime", r->runtime, "size", r->size, "cpuCount", r->cpu_count, "memoryMB", r->memory_mb,
+        "diskMB", (json_int_t)r->disk_mb, "region", "local", "host", r->host, "createdAt",
+        json_time_or_null(r->created_ms, 0), "expiresAt",
+        json_time_or_null(sandbox_shown_deadline(r), 1), "metadata", meta ? meta : json_object(),
+        "envKeys", env_keys);
+    if (info && r->snapshot_id[0])
+        json_object_set_new(info, "snapshotId", json_string(r->snapshot_id));
+    return info;
 }
 
 /* ---- recovery and the lifecycle thread ---- */
@@ -272,8 +346,14 @@ static void scan_one(const struct sandbox_record *r, void *arg)
         id_list_add(&c->unfinished, r->id);
         return;
     }
-    if (st == SB_CREATING)
-        return; /* a create in progress in another thread (recovery handles stale ones) */
+    if (st == SB_CREATING || st == SB_POOLING || st == SB_PAUSING || st == SB_RESUMING)
+        return; /* in progress in another thread (recovery handles stale ones) */
+    /* A frozen PID 1 is alive: paused sandboxes are checked like running
+     * ones, but their clock is stopped. */
+    if ((st == SB_PAUSED || st == SB_POOLED) && !sandbox_alive(c->d, r)) {
+        id_list_add(&c->dead, r->id);
+        return;
+    }
     if (st == SB_RUNNING && lifecycle_expired(r->expires_ms, c->now)) {
         id_list_add(&c->expired, r->id);
         return;
@@ -309,13 +389,19 @@ static int64_t scan(struct lizardd *d)
 
 static void collect_creating(const struct sandbox_record *r, void *arg)
 {
-    if (strcmp(r->status, lifecycle_status_name(SB_CREATING)) == 0)
+    if (strcmp(r->status, lifecycle_status_name(SB_CREATING)) == 0 ||
+        strcmp(r->status, lifecycle_status_name(SB_POOLING)) == 0)
         id_list_add(arg, r->id);
 }
 
 void sandboxes_recover(struct lizardd *d)
 {
     struct id_list creating = {0};
+    /* Snapshots first: one interrupted in its frozen sync has a source to
+     * thaw. Then interrupted pauses/resumes, before the scan below judges
+     * running and paused rows. */
+    snapshots_recover(d);
+    pause_recover(d);
     store_sandbox_list(d->store, NULL, NULL, collect_creating, &creating, NULL);
     kill_all(d, &creating, "lizardd stopped while creating it");
     scan(d);

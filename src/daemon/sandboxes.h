@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include "daemon.h"
 
+struct volume_request;
+
 struct sandbox_request {
     const char *project_id; /* resolved project id */
     const char *template_name;
@@ -15,6 +17,11 @@ struct sandbox_request {
     int memory_mb;      /* 0 = from size */
     json_t *env;        /* borrowed, may be NULL */
     json_t *metadata;   /* borrowed, may be NULL */
+    const char *layers;      /* snapshot layer ids, topmost first, ':'-joined; NULL = none */
+    const char *snapshot_id; /* the snapshot it starts from, NULL = none */
+    int pooled;              /* a warm-pool copy: no cap, no deadline, status pooled */
+    const struct volume_request *volumes; /* volumes.h; checked by the API */
+    int nvolumes;
 };
 
 /* The API's answer to a failed operation. */
@@ -24,6 +31,20 @@ struct api_failure {
     char message[256];
     int retry_after; /* seconds, for 503 */
 };
+/* Fill *f; returns -1. */
+int api_failure_set(struct api_failure *f, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Under the create lock: run fn if the project is under its running-sandbox
+ * cap and the host under its limit; else fill *fail (429/503). Returns fn's
+ * result or -1. */
+int sandbox_with_capacity(struct lizardd *d, const char *project_id,
+                          int (*fn)(void *arg, struct api_failure *fail), void *arg,
+                          struct api_failure *fail);
+
+/* 1 for rows that are no user's sandbox (any more): stopping, and warm-pool
+ * copies (pooling, pooled). They answer 404. */
+int sandbox_hidden(const struct sandbox_record *r);
 
 int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct sandbox_record *out,
                    struct api_failure *fail);

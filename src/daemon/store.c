@@ -31,7 +31,54 @@ static const char *schema_sql =
     "  host TEXT NOT NULL, created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"
     "  remaining_ms INTEGER NOT NULL, metadata TEXT NOT NULL, env TEXT NOT NULL,"
     "  init_pid INTEGER NOT NULL, init_start_time INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS sandboxes_project ON sandboxes(project_id, status);";
+    "CREATE INDEX IF NOT EXISTS sandboxes_project ON sandboxes(project_id, status);"
+    /* Volumes (issue 5): attached_to is the sandbox holding it, '' when free;
+     * a value naming no sandbox row (a crash between destroy and release)
+     * counts as free everywhere, see VOLUME_ATTACHED. */
+    "CREATE TABLE IF NOT EXISTS volumes ("
+    "  id TEXT PRIMARY KEY, project_id TEXT NOT NULL, name TEXT NOT NULL,"
+    "  size_mb INTEGER NOT NULL, created_ms INTEGER NOT NULL, attached_to TEXT NOT NULL,"
+    "  UNIQUE (project_id, name));"
+    "CREATE INDEX IF NOT EXISTS volumes_attached ON volumes(attached_to);"
+    /* Exposed ports (issue 4): the token is derived from `nonce` (ports.c),
+     * never stored. */
+    "CREATE TABLE IF NOT EXISTS ports ("
+    "  sandbox_id TEXT NOT NULL, port INTEGER NOT NULL, nonce TEXT NOT NULL,"
+    "  created_ms INTEGER NOT NULL, PRIMARY KEY (sandbox_id, port));";
+
+/* Columns added after the first release, for stores made before them:
+ * ADD COLUMN fails with "duplicate column" once it is there, which is fine. */
+static const char *const added_columns[] = {
+    /* issue 5: why the last pause/resume failed; snapshot layers below the
+     * sandbox's own (ids, topmost first, ':'-joined); its snapshot */
+    "ALTER TABLE sandboxes ADD COLUMN last_error TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE sandboxes ADD COLUMN layers TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE sandboxes ADD COLUMN snapshot_id TEXT NOT NULL DEFAULT ''",
+    NULL,
+};
+
+static const char *snapshot_schema_sql =
+    "CREATE TABLE IF NOT EXISTS snapshots ("
+    "  id TEXT PRIMARY KEY, project_id TEXT NOT NULL, name TEXT NOT NULL,"
+    "  status TEXT NOT NULL, error TEXT NOT NULL, source_sandbox_id TEXT NOT NULL,"
+    "  template TEXT NOT NULL, layers TEXT NOT NULL, cpu_count INTEGER NOT NULL,"
+    "  memory_mb INTEGER NOT NULL, pool_size INTEGER NOT NULL, size_bytes INTEGER NOT NULL,"
+    "  freeze_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL, UNIQUE (project_id, name));"
+    "CREATE INDEX IF NOT EXISTS sandboxes_snapshot ON sandboxes(snapshot_id, status);";
+
+static int migrate(struct store *s, char **msg)
+{
+    for (int i = 0; added_columns[i]; i++) {
+        char *m = NULL;
+        if (sqlite3_exec(s->db, added_columns[i], NULL, NULL, &m) != SQLITE_OK &&
+            (m == NULL || strstr(m, "duplicate column") == NULL)) {
+            *msg = m;
+            return -1;
+        }
+        sqlite3_free(m);
+    }
+    return sqlite3_exec(s->db, snapshot_schema_sql, NULL, NULL, msg) == SQLITE_OK ? 0 : -1;
+}
 
 static int db_error(struct store *s, lz_error *err, const char *what)
 {
@@ -59,7 +106,8 @@ struct store *store_open(const char *path, lz_error *err)
     char *msg = NULL;
     if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
-        sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+        sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        migrate(s, &msg) < 0) {
         lz_error_set(err, 0, "store schema: %s", msg ? msg : "?");
         sqlite3_free(msg);
         store_close(s);
@@ -303,7 +351,8 @@ int store_key_count(struct store *s, lz_error *err)
 
 #define SANDBOX_COLS                                                                           \
     "id, project_id, template, status, runtime, size, cpu_count, memory_mb, disk_mb, host, "   \
-    "created_ms, expires_ms, remaining_ms, metadata, env, init_pid, init_start_time"
+    "created_ms, expires_ms, remaining_ms, metadata, env, init_pid, init_start_time, "         \
+    "last_error, layers, snapshot_id"
 
 static void sandbox_row(sqlite3_stmt *st, struct sandbox_record *r)
 {
@@ -324,6 +373,9 @@ static void sandbox_row(sqlite3_stmt *st, struct sandbox_record *r)
     r->env_json = dup_col(st, 14);
     r->init_pid = (pid_t)sqlite3_column_int64(st, 15);
     r->init_start_time = (uint64_t)sqlite3_column_int64(st, 16);
+    copy_col(st, 17, r->last_error, sizeof(r->last_error));
+    copy_col(st, 18, r->layers, sizeof(r->layers));
+    copy_col(st, 19, r->snapshot_id, sizeof(r->snapshot_id));
 }
 
 void sandbox_record_clear(struct sandbox_record *r)
@@ -337,14 +389,14 @@ int store_sandbox_insert(struct store *s, const struct sandbox_record *r, lz_err
 {
     return exec_sql(s, err,
                     "INSERT INTO sandboxes (" SANDBOX_COLS ") VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    "ttttttiiitiiittii", r->id, r->project_id, r->template_name, r->status,
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "ttttttiiitiiittiittt", r->id, r->project_id, r->template_name, r->status,
                     r->runtime, r->size, (int64_t)r->cpu_count, (int64_t)r->memory_mb,
                     (int64_t)r->disk_mb, r->host, (int64_t)r->created_ms,
                     (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
                     r->metadata_json ? r->metadata_json : "{}",
                     r->env_json ? r->env_json : "{}", (int64_t)r->init_pid,
-                    (int64_t)r->init_start_time) < 0
+                    (int64_t)r->init_start_time, r->last_error, r->layers, r->snapshot_id) < 0
                ? -1
                : 0;
 }
@@ -353,9 +405,9 @@ int store_sandbox_update(struct store *s, const struct sandbox_record *r, lz_err
 {
     int n = exec_sql(s, err,
                      "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
-                     " init_pid = ?, init_start_time = ? WHERE id = ?",
-                     "tiiiit", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
-                     (int64_t)r->init_pid, (int64_t)r->init_start_time, r->id);
+                     " init_pid = ?, init_start_time = ?, last_error = ? WHERE id = ?",
+                     "tiiiitt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
+                     (int64_t)r->init_pid, (int64_t)r->init_start_time, r->last_error, r->id);
     return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }
 
@@ -412,4 +464,316 @@ int store_sandbox_count_running(struct store *s, const char *project_id, lz_erro
               "tt", project_id ? project_id : "", project_id ? project_id : "") < 0)
         return -1;
     return count;
+}
+
+/* ---- exposed ports ---- */
+
+#define PORT_COLS "sandbox_id, port, nonce, created_ms"
+
+static void port_row(sqlite3_stmt *st, struct port_record *p)
+{
+    copy_col(st, 0, p->sandbox_id, sizeof(p->sandbox_id));
+    p->port = sqlite3_column_int(st, 1);
+    copy_col(st, 2, p->nonce, sizeof(p->nonce));
+    p->created_ms = sqlite3_column_int64(st, 3);
+}
+
+static void port_one(sqlite3_stmt *st, void *arg)
+{
+    port_row(st, arg);
+}
+
+int store_port_insert(struct store *s, const struct port_record *p, lz_error *err)
+{
+    return exec_sql(s, err, "INSERT INTO ports (" PORT_COLS ") VALUES (?, ?, ?, ?)", "titi",
+                    p->sandbox_id, (int64_t)p->port, p->nonce, (int64_t)p->created_ms) < 0
+               ? -1
+               : 0;
+}
+
+int store_port_get(struct store *s, const char *sandbox_id, int port, struct port_record *out,
+                   lz_error *err)
+{
+    int n = query(s, err, port_one, out,
+                  "SELECT " PORT_COLS " FROM ports WHERE sandbox_id = ? AND port = ?", "ti",
+                  sandbox_id, (int64_t)port);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
+}
+
+static void port_each(sqlite3_stmt *st, void *arg)
+{
+    struct list_ctx *c = arg;
+    struct port_record p;
+    port_row(st, &p);
+    ((void (*)(const struct port_record *, void *))c->fn)(&p, c->arg);
+}
+
+int store_port_list(struct store *s, const char *sandbox_id,
+                    void (*fn)(const struct port_record *, void *), void *arg, lz_error *err)
+{
+    struct list_ctx c = {(void *)fn, arg};
+    return query(s, err, port_each, &c,
+                 "SELECT " PORT_COLS " FROM ports WHERE sandbox_id = ? ORDER BY port", "t",
+                 sandbox_id);
+}
+
+int store_port_delete(struct store *s, const char *sandbox_id, int port, lz_error *err)
+{
+    int n = exec_sql(s, err, "DELETE FROM ports WHERE sandbox_id = ? AND (? = 0 OR port = ?)",
+                     "tii", sandbox_id, (int64_t)port, (int64_t)port);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
+}
+
+/* ---- volumes ---- */
+
+/* The sandbox a volume is attached to, or '' (see the schema comment). */
+#define VOLUME_ATTACHED                                                                        \
+    "(CASE WHEN attached_to IN (SELECT id FROM sandboxes) THEN attached_to ELSE '' END)"
+#define VOLUME_COLS "id, project_id, name, size_mb, created_ms, " VOLUME_ATTACHED
+
+static void volume_row(sqlite3_stmt *st, struct volume_record *v)
+{
+    copy_col(st, 0, v->id, sizeof(v->id));
+    copy_col(st, 1, v->project_id, sizeof(v->project_id));
+    copy_col(st, 2, v->name, sizeof(v->name));
+    v->size_mb = sqlite3_column_int64(st, 3);
+    v->created_ms = sqlite3_column_int64(st, 4);
+    copy_col(st, 5, v->attached_to, sizeof(v->attached_to));
+}
+
+static void volume_one(sqlite3_stmt *st, void *arg)
+{
+    volume_row(st, arg);
+}
+
+int store_volume_insert(struct store *s, const struct volume_record *v, lz_error *err)
+{
+    return exec_sql(s, err,
+                    "INSERT INTO volumes (id, project_id, name, size_mb, created_ms, attached_to)"
+                    " VALUES (?, ?, ?, ?, ?, '')",
+                    "tttii", v->id, v->project_id, v->name, (int64_t)v->size_mb,
+                    (int64_t)v->created_ms) < 0
+               ? -1
+               : 0;
+}
+
+int store_volume_find(struct store *s, const char *project_id, const char *ref,
+                      struct volume_record *out, lz_error *err)
+{
+    const char *p = project_id ? project_id : "";
+    /* An exact id first: names cannot take the form of an id (api_volumes.c). */
+    int n = query(s, err, volume_one, out,
+                  "SELECT " VOLUME_COLS " FROM volumes WHERE (id = ? OR (name = ? AND ? <> ''))"
+                  " AND (? = '' OR project_id = ?) ORDER BY (id = ?) DESC LIMIT 1",
+                  "tttttt", ref, ref, p, p, p, ref);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
+}
+
+static void volume_each(sqlite3_stmt *st, void *arg)
+{
+    struct list_ctx *c = arg;
+    struct volume_record v;
+    volume_row(st, &v);
+    ((void (*)(const struct volume_record *, void *))c->fn)(&v, c->arg);
+}
+
+int store_volume_list(struct store *s, const char *project_id,
+                      void (*fn)(const struct volume_record *, void *), void *arg, lz_error *err)
+{
+    struct list_ctx c = {(void *)fn, arg};
+    const char *p = project_id ? project_id : "";
+    return query(s, err, volume_each, &c,
+                 "SELECT " VOLUME_COLS " FROM volumes WHERE (? = '' OR project_id = ?)"
+                 " ORDER BY created_ms, id",
+                 "tt", p, p);
+}
+
+int store_volume_attach(struct store *s, const char *id, const char *sandbox_id, lz_error *err)
+{
+    /* Check and claim in one statement: two creates racing for the same
+     * volume cannot both win. */
+    return exec_sql(s, err,
+                    "UPDATE volumes SET attached_to = ? WHERE id = ? AND " VOLUME_ATTACHED " = ''",
+                    "tt", sandbox_id, id);
+}
+
+int store_volume_release(struct store *s, const char *sandbox_id, lz_error *err)
+{
+    return exec_sql(s, err, "UPDATE volumes SET attached_to = '' WHERE attached_to = ?", "t",
+                    sandbox_id) < 0
+               ? -1
+               : 0;
+}
+
+int store_volume_delete_free(struct store *s, const char *id, lz_error *err)
+{
+    return exec_sql(s, err, "DELETE FROM volumes WHERE id = ? AND " VOLUME_ATTACHED " = ''", "t",
+                    id);
+}
+
+/* ---- pause/resume and warm pools (issue 5) ---- */
+
+int store_sandbox_set_status(struct store *s, const char *id, const char *from, const char *to,
+                             const char *last_error, lz_error *err)
+{
+    /* Compare-and-set: of two racing requests exactly one wins. */
+    return exec_sql(s, err,
+                    "UPDATE sandboxes SET status = ?, last_error = ? WHERE id = ? AND status = ?",
+                    "tttt", to, last_error ? last_error : "", id, from);
+}
+
+int store_sandbox_update_from(struct store *s, const struct sandbox_record *r, const char *from,
+                              lz_error *err)
+{
+    return exec_sql(s, err,
+                    "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
+                    " last_error = ? WHERE id = ? AND status = ?",
+                    "tiittt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
+                    r->last_error, r->id, from);
+}
+
+int store_sandbox_claim_pooled(struct store *s, const char *snapshot_id,
+                               const struct sandbox_record *want, char out_id[64], lz_error *err)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        char id[64] = "";
+        struct sandbox_record r;
+        memset(&r, 0, sizeof(r));
+        int n = query(s, err, sandbox_one, &r,
+                      "SELECT " SANDBOX_COLS " FROM sandboxes WHERE snapshot_id = ?"
+                      " AND status = 'pooled' ORDER BY created_ms, id LIMIT 1",
+                      "t", snapshot_id);
+        if (n <= 0)
+            return n < 0 ? -1 : STORE_NOT_FOUND;
+        snprintf(id, sizeof(id), "%s", r.id);
+        sandbox_record_clear(&r);
+        n = exec_sql(s, err,
+                     "UPDATE sandboxes SET status = 'running', project_id = ?, metadata = ?,"
+                     " env = ?, expires_ms = ?, created_ms = ? WHERE id = ? AND status = 'pooled'",
+                     "tttiit", want->project_id, want->metadata_json ? want->metadata_json : "{}",
+                     want->env_json ? want->env_json : "{}", (int64_t)want->expires_ms,
+                     (int64_t)want->created_ms, id);
+        if (n < 0)
+            return -1;
+        if (n == 1) {
+            snprintf(out_id, 64, "%s", id);
+            return 0;
+        }
+        /* Someone else took that one between the two statements. */
+    }
+    return STORE_NOT_FOUND;
+}
+
+int store_sandbox_count_pool(struct store *s, const char *snapshot_id, int ready_only,
+                             lz_error *err)
+{
+    int count = 0;
+    if (query(s, err, count_one, &count,
+              "SELECT COUNT(*) FROM sandboxes WHERE snapshot_id = ?"
+              " AND (status = 'pooled' OR (? = 0 AND status = 'pooling'))",
+              "ti", snapshot_id, (int64_t)ready_only) < 0)
+        return -1;
+    return count;
+}
+
+int store_layer_in_use(struct store *s, const char *snapshot_id, lz_error *err)
+{
+    int count = 0;
+    /* Snapshot ids are random and fixed-length, so a substring match of
+     * the ':'-joined lists is exact. */
+    if (query(s, err, count_one, &count,
+              "SELECT (SELECT COUNT(*) FROM sandboxes WHERE layers LIKE '%' || ? || '%')"
+              " + (SELECT COUNT(*) FROM snapshots WHERE layers LIKE '%' || ? || '%')",
+              "tt", snapshot_id, snapshot_id) < 0)
+        return -1;
+    return count;
+}
+
+#define SNAPSHOT_COLS                                                                          \
+    "id, project_id, name, status, error, source_sandbox_id, template, layers, cpu_count, "     \
+    "memory_mb, pool_size, size_bytes, freeze_ms, created_ms"
+
+static void snapshot_row(sqlite3_stmt *st, struct snapshot_record *r)
+{
+    copy_col(st, 0, r->id, sizeof(r->id));
+    copy_col(st, 1, r->project_id, sizeof(r->project_id));
+    copy_col(st, 2, r->name, sizeof(r->name));
+    copy_col(st, 3, r->status, sizeof(r->status));
+    copy_col(st, 4, r->error, sizeof(r->error));
+    copy_col(st, 5, r->source_sandbox_id, sizeof(r->source_sandbox_id));
+    copy_col(st, 6, r->template_name, sizeof(r->template_name));
+    copy_col(st, 7, r->layers, sizeof(r->layers));
+    r->cpu_count = sqlite3_column_int(st, 8);
+    r->memory_mb = sqlite3_column_int(st, 9);
+    r->pool_size = sqlite3_column_int(st, 10);
+    r->size_bytes = sqlite3_column_int64(st, 11);
+    r->freeze_ms = sqlite3_column_int64(st, 12);
+    r->created_ms = sqlite3_column_int64(st, 13);
+}
+
+static void snapshot_one(sqlite3_stmt *st, void *arg)
+{
+    snapshot_row(st, arg);
+}
+
+int store_snapshot_insert(struct store *s, const struct snapshot_record *r, lz_error *err)
+{
+    return exec_sql(s, err,
+                    "INSERT INTO snapshots (" SNAPSHOT_COLS ") VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "ttttttttiiiiii", r->id, r->project_id, r->name, r->status, r->error,
+                    r->source_sandbox_id, r->template_name, r->layers, (int64_t)r->cpu_count,
+                    (int64_t)r->memory_mb, (int64_t)r->pool_size, (int64_t)r->size_bytes,
+                    (int64_t)r->freeze_ms, (int64_t)r->created_ms) < 0
+               ? -1
+               : 0;
+}
+
+int store_snapshot_find(struct store *s, const char *project_id, const char *ref,
+                        struct snapshot_record *out, lz_error *err)
+{
+    const char *p = project_id ? project_id : "";
+    /* Names cannot take the form of an id (api_snapshots.c), so an exact
+     * id match is unambiguous. */
+    int n = query(s, err, snapshot_one, out,
+                  "SELECT " SNAPSHOT_COLS " FROM snapshots WHERE (id = ? OR (name = ? AND ? <> ''))"
+                  " AND (? = '' OR project_id = ?) ORDER BY (id = ?) DESC LIMIT 1",
+                  "tttttt", ref, ref, p, p, p, ref);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
+}
+
+static void snapshot_each(sqlite3_stmt *st, void *arg)
+{
+    struct list_ctx *c = arg;
+    struct snapshot_record r;
+    snapshot_row(st, &r);
+    ((void (*)(const struct snapshot_record *, void *))c->fn)(&r, c->arg);
+}
+
+int store_snapshot_list(struct store *s, const char *project_id, const char *status,
+                        void (*fn)(const struct snapshot_record *, void *), void *arg,
+                        lz_error *err)
+{
+    struct list_ctx c = {(void *)fn, arg};
+    const char *p = project_id ? project_id : "", *st = status ? status : "";
+    return query(s, err, snapshot_each, &c,
+                 "SELECT " SNAPSHOT_COLS " FROM snapshots WHERE (? = '' OR project_id = ?)"
+                 " AND (? = '' OR status = ?) ORDER BY created_ms, id",
+                 "tttt", p, p, st, st);
+}
+
+int store_snapshot_finish(struct store *s, const struct snapshot_record *r, lz_error *err)
+{
+    int n = exec_sql(s, err,
+                     "UPDATE snapshots SET status = ?, error = ?, size_bytes = ?, freeze_ms = ?"
+                     " WHERE id = ?",
+                     "ttiit", r->status, r->error,
+                     (int64_t)r->size_bytes, (int64_t)r->freeze_ms, r->id);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
+}
+
+int store_snapshot_delete(struct store *s, const char *id, lz_error *err)
+{
+    int n = exec_sql(s, err, "DELETE FROM snapshots WHERE id = ?", "t", id);
+    return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }

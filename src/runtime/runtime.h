@@ -8,6 +8,7 @@
 #ifndef LZ_RUNTIME_H
 #define LZ_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "../common/error.h"
@@ -22,6 +23,22 @@ struct runtime_config {
     const char *cgroup_parent; /* "lizard": sandboxes go in PARENT/ID */
 };
 
+/* A persistent volume attached to a sandbox: an ext4 image file (made by
+ * the daemon) that the runtime makes appear at mount_path inside. */
+struct volume_mount {
+    const char *image_path; /* host path of the image, DATA/volumes/ID.img */
+    const char *mount_path; /* absolute path inside; checked by volume_mount_path_check */
+};
+
+#define VOLUMES_MAX 8 /* per sandbox */
+
+/* 0 if `path` may be a volume's mount path inside a sandbox: absolute, no
+ * "." or ".." components, not "/", not in /proc, /dev or /sys, at most 255
+ * bytes. Else -1 and a reason in msg. (volume_path.c) */
+int volume_mount_path_check(const char *path, char *msg, size_t msglen);
+/* 1 if two checked mount paths are equal or one is inside the other. */
+int volume_mount_paths_overlap(const char *a, const char *b);
+
 struct sandbox_spec {
     const char *id;       /* sandbox id; also its hostname */
     const char *template_name; /* directory name under template_dir */
@@ -30,6 +47,12 @@ struct sandbox_spec {
     int pids_max;         /* process/thread limit */
     uint64_t disk_bytes;  /* size of the writable layer */
     int nofile;           /* RLIMIT_NOFILE inside */
+    /* Extra read-only layers between the writable layer and the template
+     * (snapshots): host directories joined with ':', topmost first, as
+     * overlayfs' lowerdir takes them. NULL or "" = none. */
+    const char *extra_lower;
+    const struct volume_mount *volumes; /* attached volumes, nvolumes <= VOLUMES_MAX */
+    int nvolumes;
 };
 
 struct runtime_handle {
@@ -41,6 +64,13 @@ struct runtime_stats {
     uint64_t memory_bytes;
     uint64_t cpu_usec;
     uint32_t pids;
+};
+
+struct runtime_snapshot_stats {
+    uint64_t bytes;     /* file bytes copied, both passes */
+    uint64_t entries;   /* entries copied, both passes */
+    int64_t copy_ms;    /* first pass, sandbox running */
+    int64_t freeze_ms;  /* sandbox frozen: final sync (0 if it was paused) */
 };
 
 struct runtime_ops {
@@ -61,7 +91,24 @@ struct runtime_ops {
     int (*connect_agent)(const struct runtime_config *cfg, const char *id, lz_error *err);
     int (*stats)(const struct runtime_config *cfg, const char *id, struct runtime_stats *out,
                  lz_error *err);
-    /* Later issues: pause, resume, snapshot, restore, connect_port. */
+    /* A TCP connection to 127.0.0.1:port inside the sandbox's network
+     * (non-blocking, CLOEXEC); nothing is published on the host. -1 with
+     * err->errnum ECONNREFUSED when nothing listens there. */
+    int (*connect_port)(const struct runtime_config *cfg, const struct runtime_handle *h,
+                        int port, lz_error *err);
+    /* Stop (freeze) every process of the sandbox and wait until they are
+     * all stopped; memory and processes stay. A pause that cannot complete
+     * is undone and fails. resume() thaws. Both are idempotent. */
+    int (*pause)(const struct runtime_config *cfg, const char *id, lz_error *err);
+    int (*resume)(const struct runtime_config *cfg, const char *id, lz_error *err);
+    /* Copy the sandbox's writable layer (files only) into the new
+     * directory `dest`, usable later as a spec.extra_lower layer. The copy
+     * runs while the sandbox runs; the sandbox is frozen only for a final
+     * sync of what changed meanwhile (not at all when `frozen` says it is
+     * paused already). */
+    int (*snapshot)(const struct runtime_config *cfg, const char *id, const char *dest,
+                    int frozen, struct runtime_snapshot_stats *out, lz_error *err);
+    /* Later issues: restore of memory (microvm). */
 };
 
 extern const struct runtime_ops container_runtime;

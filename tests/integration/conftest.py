@@ -159,6 +159,9 @@ def daemon():
         if d.alive():
             try:
                 adm = lizard.Lizard(api_url=d.url, api_key=d.admin_key)
+                # Deleting a snapshot kills its warm pool (unlisted sandboxes).
+                for snap in lizard.Sandbox.list_snapshots(api_url=d.url, api_key=d.admin_key):
+                    lizard.Sandbox.delete_snapshot(snap.id, api_url=d.url, api_key=d.admin_key)
                 for sb in adm.list():
                     adm.connect(sb.sandbox_id).kill()
             except lizard.LizardError as e:
@@ -184,6 +187,18 @@ def require_template(name: str) -> None:
 @pytest.fixture(scope="session")
 def admin(daemon) -> "lizard.Lizard":
     return lizard.Lizard(api_url=daemon.url, api_key=daemon.admin_key)
+
+
+@pytest.fixture(scope="session")
+def project_named(admin) -> Callable[[str], "lizard.Project"]:
+    """The project called NAME, created on first use: documented examples
+    name fixed projects ("proj_123", "my-project") that several tests share."""
+    def get(name: str) -> "lizard.Project":
+        for p in admin.list_projects():
+            if p.name == name:
+                return p
+        return admin.create_project(name)
+    return get
 
 
 class SandboxFactory:
@@ -214,22 +229,28 @@ def make_sandbox(daemon):
     f.cleanup()
 
 
+def shared_sandbox(template: str):
+    """One sandbox of `template` shared by a module's tests that do not disturb it."""
+    f = SandboxFactory()
+    yield f(template)
+    f.cleanup()
+
+
 @pytest.fixture(scope="module")
 def tiny(daemon):
-    """One `tiny` sandbox shared by a module's tests that do not disturb it."""
-    f = SandboxFactory()
-    sb = f("tiny")
-    yield sb
-    f.cleanup()
+    yield from shared_sandbox("tiny")
 
 
 @pytest.fixture(scope="module")
 def base(daemon):
-    """One `base` sandbox (Debian + python3 + user) shared by a module."""
-    f = SandboxFactory()
-    sb = f("base")
-    yield sb
-    f.cleanup()
+    """Debian + python3 + user."""
+    yield from shared_sandbox("base")
+
+
+@pytest.fixture(scope="module")
+def interpreter(daemon):
+    """base + python and the scientific stack."""
+    yield from shared_sandbox("interpreter")
 
 
 # ---- raw HTTP ----

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,77 @@ static void test_v1_fake_tree(void **state)
     assert_int_equal(cgroup_destroy(CGROUP_V1, tmp, "lizard", "gone", 100, &err), 0);
 }
 
+static void test_freeze_state_parse(void **state)
+{
+    (void)state;
+    assert_int_equal(cgroup_freeze_state(CGROUP_V1, "FROZEN\n"), 1);
+    assert_int_equal(cgroup_freeze_state(CGROUP_V1, "FREEZING\n"), 0);
+    assert_int_equal(cgroup_freeze_state(CGROUP_V1, "THAWED\n"), 0);
+    assert_int_equal(cgroup_freeze_state(CGROUP_V1, ""), -1);
+    assert_int_equal(cgroup_freeze_state(CGROUP_V2, "populated 1\nfrozen 1\n"), 1);
+    assert_int_equal(cgroup_freeze_state(CGROUP_V2, "populated 1\nfrozen 0\n"), 0);
+    /* "frozen" must start a line */
+    assert_int_equal(cgroup_freeze_state(CGROUP_V2, "populated 1\nxfrozen 1\n"), -1);
+    assert_string_equal(cgroup_freeze_file(CGROUP_V1), "freezer.state");
+    assert_string_equal(cgroup_freeze_value(CGROUP_V1, 1), "FROZEN");
+    assert_string_equal(cgroup_freeze_value(CGROUP_V1, 0), "THAWED");
+    assert_string_equal(cgroup_freeze_file(CGROUP_V2), "cgroup.freeze");
+    assert_string_equal(cgroup_freeze_value(CGROUP_V2, 1), "1");
+}
+
+/* v2: the fake kernel is the test itself, which reports in cgroup.events
+ * what a real one would once the tasks stopped. */
+static void test_v2_freeze_fake_tree(void **state)
+{
+    (void)state;
+    lz_error err;
+    char p[512];
+    snprintf(p, sizeof(p), "%s/lizard", tmp);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof(p), "%s/lizard/sb1", tmp);
+    assert_int_equal(mkdir(p, 0755), 0);
+    mkfile("lizard/sb1/cgroup.freeze", "0\n");
+    mkfile("lizard/sb1/cgroup.events", "populated 1\nfrozen 1\n");
+    assert_int_equal(cgroup_freeze(CGROUP_V2, tmp, "lizard", "sb1", 1, 100, &err), 0);
+    char *v = slurp("lizard/sb1/cgroup.freeze");
+    assert_int_equal(v[0], '1');
+    free(v);
+    /* thaw: waits for "frozen 0" */
+    mkfile("lizard/sb1/cgroup.events", "populated 1\nfrozen 0\n");
+    assert_int_equal(cgroup_freeze(CGROUP_V2, tmp, "lizard", "sb1", 0, 100, &err), 0);
+    v = slurp("lizard/sb1/cgroup.freeze");
+    assert_int_equal(v[0], '0');
+    free(v);
+    /* a freeze the kernel never completes: ETIMEDOUT, and thawed again */
+    assert_int_equal(cgroup_freeze(CGROUP_V2, tmp, "lizard", "sb1", 1, 20, &err), -1);
+    assert_int_equal(err.errnum, ETIMEDOUT);
+    v = slurp("lizard/sb1/cgroup.freeze");
+    assert_int_equal(v[0], '0');
+    free(v);
+    /* no such cgroup */
+    assert_int_equal(cgroup_freeze(CGROUP_V2, tmp, "lizard", "gone", 1, 20, &err), -1);
+}
+
+static void test_v1_freeze_fake_tree(void **state)
+{
+    (void)state;
+    lz_error err;
+    char p[512];
+    snprintf(p, sizeof(p), "%s/freezer/lizard/sb1", tmp);
+    assert_int_equal(mkdir_p(p, 0755, &err), 0);
+    /* A regular file reads back what was written: FROZEN at once, as if
+     * every task had stopped. */
+    mkfile("freezer/lizard/sb1/freezer.state", "THAWED\n");
+    assert_int_equal(cgroup_freeze(CGROUP_V1, tmp, "lizard", "sb1", 1, 100, &err), 0);
+    char *v = slurp("freezer/lizard/sb1/freezer.state");
+    assert_int_equal(strncmp(v, "FROZEN", 6), 0);
+    free(v);
+    assert_int_equal(cgroup_freeze(CGROUP_V1, tmp, "lizard", "sb1", 0, 100, &err), 0);
+    v = slurp("freezer/lizard/sb1/freezer.state");
+    assert_int_equal(strncmp(v, "THAWED", 6), 0);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +374,9 @@ int main(void)
         cmocka_unit_test(test_subtree_line),
         cmocka_unit_test_setup_teardown(test_v2_fake_tree, setup_tree, teardown_tree),
         cmocka_unit_test_setup_teardown(test_v1_fake_tree, setup_tree, teardown_tree),
+        cmocka_unit_test(test_freeze_state_parse),
+        cmocka_unit_test_setup_teardown(test_v2_freeze_fake_tree, setup_tree, teardown_tree),
+        cmocka_unit_test_setup_teardown(test_v1_freeze_fake_tree, setup_tree, teardown_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,6 +56,27 @@ static void test_kill_from_every_live_state(void **state)
     }
 }
 
+static void test_pause_and_pool(void **state)
+{
+    (void)state;
+    enum sandbox_status s;
+    assert_int_equal(lifecycle_next(SB_RUNNING, EV_PAUSE, &s), 0);
+    assert_int_equal(s, SB_PAUSING);
+    assert_int_equal(lifecycle_next(SB_PAUSING, EV_PAUSE_FAILED, &s), 0);
+    assert_int_equal(s, SB_RUNNING); /* a failed pause leaves it running */
+    assert_int_equal(lifecycle_next(SB_RESUMING, EV_RESUME_FAILED, &s), 0);
+    assert_int_equal(s, SB_PAUSED); /* a failed resume leaves it paused */
+    assert_int_equal(lifecycle_next(SB_PAUSED, EV_PAUSE, &s), -1);
+    assert_int_equal(lifecycle_next(SB_RUNNING, EV_RESUME, &s), -1);
+    assert_int_equal(lifecycle_next(SB_POOLING, EV_CREATED, &s), 0);
+    assert_int_equal(s, SB_POOLED);
+    assert_int_equal(lifecycle_next(SB_POOLED, EV_HANDOUT, &s), 0);
+    assert_int_equal(s, SB_RUNNING);
+    /* a pooled copy is not a user's sandbox: no pause, no second handout */
+    assert_int_equal(lifecycle_next(SB_POOLED, EV_PAUSE, &s), -1);
+    assert_int_equal(lifecycle_next(SB_RUNNING, EV_HANDOUT, &s), -1);
+}
+
 static void test_names_round_trip(void **state)
 {
     (void)state;
@@ -88,6 +109,7 @@ int main(void)
         cmocka_unit_test(test_invalid_transitions),
         cmocka_unit_test(test_kill_from_every_live_state),
         cmocka_unit_test(test_names_round_trip),
+        cmocka_unit_test(test_pause_and_pool),
         cmocka_unit_test(test_deadlines),
     };
     return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);

@@ -32,10 +32,12 @@ from .models import (
     ProcessOutput,
     Project,
     SandboxInfo,
+    Snapshot,
     Template,
 )
 from .process import ProcessHandle
 from .sandbox import DEFAULT_TIMEOUT_MS, Lizard, Sandbox
+from .volume import Volume
 
 __version__ = "0.1.0"
 
@@ -52,6 +54,8 @@ __all__ = [
     "Project",
     "ApiKey",
     "Template",
+    "Snapshot",
+    "Volume",
     "LizardError",
     "InvalidArgumentError",
     "AuthenticationError",

@@ -17,6 +17,7 @@ __all__ = [
     "Project",
     "ApiKey",
     "Template",
+    "Snapshot",
 ]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -152,7 +153,7 @@ class FileInfo(Record):
 
 
 class ExposedPort(Record):
-    _fields = ("url", "hostname", "access_token")
+    _fields = ("port", "url", "hostname", "access_token")
 
 
 class Project(Record):
@@ -165,3 +166,10 @@ class ApiKey(Record):
 
 class Template(Record):
     _fields = ("name", "size_bytes", "built_at", "build_seconds", "description")
+
+
+class Snapshot(Record):
+    """A saved sandbox (files only on the container runtime: ``memory`` False)."""
+
+    _fields = ("id", "name", "project", "status", "error", "memory", "pool_size", "pool_ready",
+               "size_bytes", "cpu_count", "memory_mb", "source_sandbox_id", "created_at")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import errors
 from ._http import Transport, quote_id
 from .fs import Filesystem
 from .models import ApiKey, ExposedPort, Project, SandboxInfo, Template
 from .process import Process
+from . import _lifecycle
+from ._lifecycle import DEFAULT_WAIT_MS
+from .models import Snapshot
+from . import volume
+from .volume import Volume, VolumeSpec, mount_requests
 
 #: Lifetime the SDK asks for when the caller names none (SPEC: 5 minutes).
 DEFAULT_TIMEOUT_MS = 300_000
@@ -43,6 +48,7 @@ class Sandbox:
         memory_mb: Optional[int] = None,
         env: Optional[Mapping[str, str]] = None,
         metadata: Optional[Mapping[str, str]] = None,
+        volumes: Optional[Sequence[VolumeSpec]] = None,
         api_key: Optional[str] = None,
         api_url: Optional[str] = None,
         request_timeout: Optional[float] = None,
@@ -50,12 +56,15 @@ class Sandbox:
         """Start a sandbox from `template` and return its handle.
 
         `timeout_ms` is the sandbox's lifetime (default 5 minutes; 0 = no
-        expiry); it is not the timeout of any command.
+        expiry); it is not the timeout of any command. `volumes` attaches
+        volumes of the project: ``[{"volume": "data", "mountPath": "/workspace"}]``
+        (a name, id or :class:`Volume`; mount path default ``/workspace``).
         """
         t = Transport(api_url, api_key, request_timeout=request_timeout)
         return cls._create(
             t, template, project=project, project_id=project_id, timeout_ms=timeout_ms,
             size=size, cpu_count=cpu_count, memory_mb=memory_mb, env=env, metadata=metadata,
+            volumes=volumes,
         )
 
     @classmethod
@@ -63,7 +72,8 @@ class Sandbox:
                 project_id: Optional[str] = None, timeout_ms: Optional[int] = DEFAULT_TIMEOUT_MS,
                 size: Optional[str] = None, cpu_count: Optional[int] = None,
                 memory_mb: Optional[int] = None, env: Optional[Mapping[str, str]] = None,
-                metadata: Optional[Mapping[str, str]] = None) -> "Sandbox":
+                metadata: Optional[Mapping[str, str]] = None,
+                volumes: Optional[Sequence[VolumeSpec]] = None) -> "Sandbox":
         if project is not None and project_id is not None and project != project_id:
             raise errors.InvalidArgumentError("give project or project_id, not both")
         body: Dict[str, Any] = {"template": template}
@@ -79,6 +89,8 @@ class Sandbox:
             body["env"] = dict(env)
         if metadata is not None:
             body["metadata"] = dict(metadata)
+        if volumes is not None:
+            body["volumes"] = mount_requests(volumes)
         info = SandboxInfo(t.request("POST", "/v1/sandboxes", json=body).json())
         return cls(info.sandbox_id, t, info)
 
@@ -134,6 +146,70 @@ class Sandbox:
         doc = self._t.request("POST", self._path("/ports"), json={"port": int(port)}).json()
         return ExposedPort(doc)
 
+    # ---- pause, resume, snapshots ----
+
+    def pause(self) -> None:
+        """Queue a pause (returns at once); then ``wait_for_status("paused")``."""
+        self._t.request("POST", self._path("/pause"))
+
+    def resume(self) -> None:
+        """Queue a resume (also retries a failed one); then ``wait_for_status("running")``."""
+        self._t.request("POST", self._path("/resume"))
+
+    def wait_for_status(self, status: str, timeout_ms: Optional[float] = DEFAULT_WAIT_MS) -> str:
+        """Wait until the sandbox has `status` ("paused", "running", ...).
+
+        Raises LizardError with the reason when the pause/resume failed,
+        TimeoutError when `status` was not reached in `timeout_ms` (None: no limit).
+        """
+        return _lifecycle.wait_for_status(self._t, self.sandbox_id, status, timeout_ms)
+
+    def snapshot(self, name: str, pool_size: Optional[int] = None) -> Snapshot:
+        """Save this sandbox's files as project template `name` (``.id``; ready later:
+        :meth:`wait_for_snapshot`). `pool_size` (1-10, server default 5) ready copies
+        are kept for :meth:`restore`."""
+        return _lifecycle.snapshot(self._t, self.sandbox_id, name, pool_size)
+
+    @classmethod
+    def wait_for_snapshot(cls, snapshot_id: str, timeout_ms: Optional[float] = DEFAULT_WAIT_MS,
+                          *, api_key: Optional[str] = None,
+                          api_url: Optional[str] = None) -> Snapshot:
+        """Wait until the snapshot is ready (raises LizardError if it failed)."""
+        return _lifecycle.wait_for_snapshot(Transport(api_url, api_key), snapshot_id, timeout_ms)
+
+    @classmethod
+    def restore(cls, snapshot_id: str, *, timeout_ms: Optional[int] = DEFAULT_TIMEOUT_MS,
+                metadata: Optional[Mapping[str, str]] = None,
+                env: Optional[Mapping[str, str]] = None, wait: bool = False,
+                wait_timeout_ms: Optional[float] = DEFAULT_WAIT_MS,
+                api_key: Optional[str] = None, api_url: Optional[str] = None) -> "Sandbox":
+        """A new sandbox from a snapshot (a ready copy from its pool).
+
+        With no ready copy the server answers 503: raises UnavailableError,
+        or with ``wait=True`` retries until `wait_timeout_ms`.
+        """
+        t = Transport(api_url, api_key)
+        info = _lifecycle.restore(t, snapshot_id, timeout_ms=timeout_ms, metadata=metadata,
+                                  env=env, wait=wait, wait_timeout_ms=wait_timeout_ms)
+        return cls(info.sandbox_id, t, info)
+
+    @classmethod
+    def get_snapshot(cls, snapshot_id: str, *, api_key: Optional[str] = None,
+                     api_url: Optional[str] = None) -> Snapshot:
+        return _lifecycle.get_snapshot(Transport(api_url, api_key), snapshot_id)
+
+    @classmethod
+    def list_snapshots(cls, *, project: Optional[str] = None, api_key: Optional[str] = None,
+                       api_url: Optional[str] = None) -> List[Snapshot]:
+        return _lifecycle.list_snapshots(Transport(api_url, api_key), project)
+
+    @classmethod
+    def delete_snapshot(cls, snapshot_id: str, *, api_key: Optional[str] = None,
+                        api_url: Optional[str] = None) -> bool:
+        """Delete a snapshot and its pooled copies; restored sandboxes keep working.
+        False if it did not exist."""
+        return _lifecycle.delete_snapshot(Transport(api_url, api_key), snapshot_id)
+
     def kill(self) -> bool:
         """Stop the sandbox now. True if it was killed, False if it was already gone."""
         try:
@@ -186,6 +262,22 @@ class Lizard:
 
     def list(self, *, status: Optional[str] = None) -> List[SandboxInfo]:
         return _list(self._t, self.project, status)
+
+    # ---- volumes (in this client's project) ----
+
+    def create_volume(self, name: str, size_mb: int) -> Volume:
+        return volume._create(self._t, name, size_mb, self.project)
+
+    def list_volumes(self) -> List[Volume]:
+        return volume._list(self._t, self.project)
+
+    def get_volume(self, volume_ref: str) -> Volume:
+        """By id or name."""
+        return volume._get(self._t, volume_ref, self.project)
+
+    def delete_volume(self, volume_ref: str) -> None:
+        """ConflictError while a sandbox has it attached."""
+        volume._delete(self._t, volume_ref, self.project)
 
     def templates(self) -> List[Template]:
         doc = self._t.request("GET", "/v1/templates").json()

@@ -370,6 +370,83 @@ int cgroup_destroy(enum cgroup_version v, const char *root, const char *parent, 
     return ret;
 }
 
+const char *cgroup_freeze_file(enum cgroup_version v)
+{
+    return v == CGROUP_V1 ? "freezer.state" : "cgroup.freeze";
+}
+
+const char *cgroup_freeze_value(enum cgroup_version v, int frozen)
+{
+    if (v == CGROUP_V1)
+        return frozen ? "FROZEN" : "THAWED";
+    return frozen ? "1" : "0";
+}
+
+const char *cgroup_freeze_state_file(enum cgroup_version v)
+{
+    return v == CGROUP_V1 ? "freezer.state" : "cgroup.events";
+}
+
+int cgroup_freeze_state(enum cgroup_version v, const char *text)
+{
+    if (v == CGROUP_V1) {
+        /* FREEZING: some tasks are not stopped yet; not frozen. */
+        if (strncmp(text, "FROZEN", 6) == 0)
+            return 1;
+        if (strncmp(text, "THAWED", 6) == 0 || strncmp(text, "FREEZING", 8) == 0)
+            return 0;
+        return -1;
+    }
+    for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, "frozen ", 7) == 0 && (p[7] == '0' || p[7] == '1'))
+            return p[7] == '1';
+    return -1;
+}
+
+static int freeze_reached(const char *dir, enum cgroup_version v, int frozen, lz_error *err)
+{
+    char path[4096 + 32];
+    cleanup_free char *text = NULL;
+    snprintf(path, sizeof(path), "%s/%s", dir, cgroup_freeze_state_file(v));
+    if (read_file(path, 4096, &text, err) < 0)
+        return -1;
+    int st = cgroup_freeze_state(v, text);
+    if (st < 0)
+        return lz_error_set(err, EINVAL, "%s: unexpected content", path);
+    return st == frozen;
+}
+
+int cgroup_freeze(enum cgroup_version v, const char *root, const char *parent, const char *id,
+                  int frozen, int timeout_ms, lz_error *err)
+{
+    char dir[4096];
+    if (cgroup_path(dir, sizeof(dir), v, root, "freezer", parent, id) < 0)
+        return lz_error_set(err, ENAMETOOLONG, "cgroup path for %s", id);
+    if (cg_write(dir, cgroup_freeze_file(v), cgroup_freeze_value(v, frozen), 0, err) < 0)
+        return -1;
+    /* The write only starts the freeze: tasks stop at their next return to
+     * user space (or in an uninterruptible sleep, later). The state file
+     * says when all of them did. */
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int r = freeze_reached(dir, v, frozen, err);
+        if (r < 0)
+            return -1;
+        if (r == 1)
+            return 0;
+        if (now_ms() >= deadline)
+            break;
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    if (frozen) {
+        lz_error e2;
+        cg_write(dir, cgroup_freeze_file(v), cgroup_freeze_value(v, 0), 0, &e2);
+    }
+    return lz_error_set(err, ETIMEDOUT, "the sandbox's processes did not %s within %d ms",
+                        frozen ? "freeze" : "thaw", timeout_ms);
+}
+
 static int read_u64(const char *dir, const char *file, const char *key, uint64_t *out,
                     lz_error *err)
 {

@@ -77,6 +77,22 @@ int cgroup_attach(enum cgroup_version v, const char *root, const char *parent, c
  * populate it (EBUSY), for at most timeout_ms. Missing dirs are fine. */
 int cgroup_destroy(enum cgroup_version v, const char *root, const char *parent, const char *id,
                    int timeout_ms, lz_error *err);
+/* The freezer (pause/resume). v1: freezer/PARENT/ID/freezer.state is written
+ * FROZEN or THAWED and reads FREEZING until every task stopped; v2:
+ * PARENT/ID/cgroup.freeze is written 1 or 0 and the "frozen" line of
+ * cgroup.events says when it took effect. */
+const char *cgroup_freeze_file(enum cgroup_version v);
+const char *cgroup_freeze_value(enum cgroup_version v, int frozen);
+/* The file whose text cgroup_freeze_state parses: freezer.state or cgroup.events. */
+const char *cgroup_freeze_state_file(enum cgroup_version v);
+/* 1 frozen, 0 not (or not yet: FREEZING), -1 text not understood. */
+int cgroup_freeze_state(enum cgroup_version v, const char *text);
+/* Freeze (frozen = 1) or thaw PARENT/ID and wait, at most timeout_ms, until
+ * the kernel reports that state. A freeze that does not complete in time is
+ * undone (thawed) and fails with ETIMEDOUT, so a failed pause leaves the
+ * sandbox running. Idempotent. */
+int cgroup_freeze(enum cgroup_version v, const char *root, const char *parent, const char *id,
+                  int frozen, int timeout_ms, lz_error *err);
 /* Memory in use, CPU time used and task count of PARENT/ID. */
 int cgroup_stats(enum cgroup_version v, const char *root, const char *parent, const char *id,
                  struct runtime_stats *out, lz_error *err);

@@ -22,6 +22,10 @@ struct container_child {
     const struct sock_fprog *seccomp;
 };
 
+/* port.c: an fd of /proc/PID/ns/net, and a TCP connection to
+ * 127.0.0.1:port made inside that network namespace (non-blocking). */
+int port__open_netns(pid_t pid, lz_error *err);
+int port__connect(int netns_fd, int port, lz_error *err);
 /* ns.c: clone the child into new namespaces; it runs container_child_main
  * and never returns. Returns the child's host pid, or -1. */
 pid_t ns__clone(struct container_child *c, lz_error *err);
@@ -33,6 +37,10 @@ int rootfs__prepare(const struct runtime_config *cfg, const struct sandbox_spec 
                     const char *sbdir, lz_error *err);
 /* rootfs.c, host side: unmount rootfs and layer (both lazily). Idempotent. */
 int rootfs__unmount(const char *sbdir, lz_error *err);
+/* volume.c, host side, after the overlay is mounted: loop-mount each
+ * volume of spec at its mount path inside rootfs. Undone by rootfs__unmount. */
+int volume__mount_all(const struct runtime_config *cfg, const struct sandbox_spec *spec,
+                      const char *rootfs, lz_error *err);
 /* rootfs.c, child side, still with host-root credentials: make mounts
  * private, bind the overlay onto itself and chdir into it. */
 int rootfs__enter(const char *rootfs, lz_error *err);

@@ -85,14 +85,22 @@ int rootfs__prepare(const struct runtime_config *cfg, const struct sandbox_spec 
         return lz_error_sys(err, "mkdir %s", work);
     if (mkdir(rootfs, 0755) < 0 && errno != EEXIST)
         return lz_error_sys(err, "mkdir %s", rootfs);
-    if (snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work) >=
-        (int)sizeof(opts))
+    /* Snapshot layers sit between the writable layer and the template:
+     * lowerdir lists the topmost first. */
+    int has_extra = spec->extra_lower && spec->extra_lower[0];
+    if (snprintf(opts, sizeof(opts), "lowerdir=%s%s%s,upperdir=%s,workdir=%s",
+                 has_extra ? spec->extra_lower : "", has_extra ? ":" : "", lower, upper,
+                 work) >= (int)sizeof(opts))
         return lz_error_set(err, ENAMETOOLONG, "overlay options");
     if (mount("overlay", rootfs, "overlay", 0, opts) < 0)
         return lz_error_sys(err, "mount overlay on %s", rootfs);
     /* Written before the clone so the agent sees them from its first
      * instruction; through the overlay, so they land in the upper layer. */
-    return write_identity(rootfs, spec->id, cfg->uid_base, err);
+    if (write_identity(rootfs, spec->id, cfg->uid_base, err) < 0)
+        return -1;
+    /* Volumes on top of the overlay, before the clone: the child's
+     * recursive bind of rootfs/ takes them into the sandbox. */
+    return volume__mount_all(cfg, spec, rootfs, err);
 }
 
 static int umount_lazy(const char *path, lz_error *err)
