@@ -139,3 +139,18 @@ int cli_call(const char *method, const char *path, json_t *body, json_t **out)
         cli_fail(&err);
     return st;
 }
+
+int cli_dispatch(const char *group, const char *usage, const struct cli_command *table, int argc,
+                 char **argv)
+{
+    if (argc < 2)
+        return cli_group_usage(usage, 0);
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
+        return cli_group_usage(usage, 1);
+    for (const struct cli_command *c = table; c->name; c++) {
+        if (strcmp(sub, c->name) == 0 || (c->alias && strcmp(sub, c->alias) == 0))
+            return c->run(argc - 1, argv + 1);
+    }
+    return cli_usage(group, "unknown %s command '%s'", group, sub);
+}

@@ -38,6 +38,17 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_opt_error(const char *cmd, int c, char **argv);
 /* Print a group's usage: to stdout + exit 0 for --help, else stderr + 2. */
 int cli_group_usage(const char *text, int ok);
+/* One subcommand of a group ("lizard keys create ..."): `run` gets argv
+ * starting at the subcommand's own name. */
+struct cli_command {
+    const char *name;
+    const char *alias; /* another accepted name, or NULL */
+    int (*run)(int argc, char **argv);
+};
+/* Run argv[1] from `table` (ended by a {NULL} entry), or print the group's
+ * usage: no subcommand -> usage + EXIT_USAGE, --help -> usage + 0. */
+int cli_dispatch(const char *group, const char *usage, const struct cli_command *table, int argc,
+                 char **argv);
 /* json_t for an integer/string pair, aborting on ENOMEM (the CLI cannot go on). */
 json_t *cli_obj(void);
 
@@ -64,7 +75,8 @@ int cmd_sandbox_expose(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 /* snapshot.c: lizard snapshot ls|rm, and lizard sandbox pause|resume|snapshot|restore */
 int cmd_snapshot(int argc, char **argv);
-int cmd_sandbox_lifecycle(const char *sub, int argc, char **argv);
+/* argv[0] is pause|resume|snapshot|restore */
+int cmd_sandbox_lifecycle(int argc, char **argv);
 int cmd_volume(int argc, char **argv);
 
 #endif

@@ -128,16 +128,7 @@ static int keys_rm(int argc, char **argv)
 
 int cmd_keys(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(keys_usage, 0);
-    const char *sub = argv[1];
-    if (strcmp(sub, "create") == 0)
-        return keys_create(argc - 1, argv + 1);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return keys_ls(argc - 1, argv + 1);
-    if (strcmp(sub, "rm") == 0 || strcmp(sub, "revoke") == 0)
-        return keys_rm(argc - 1, argv + 1);
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(keys_usage, 1);
-    return cli_usage("keys", "unknown keys command '%s'", sub);
+    static const struct cli_command table[] = {
+        {"create", NULL, keys_create}, {"ls", "list", keys_ls}, {"rm", "revoke", keys_rm}, {0}};
+    return cli_dispatch("keys", keys_usage, table, argc, argv);
 }

@@ -87,14 +87,7 @@ static int projects_ls(int argc, char **argv)
 
 int cmd_projects(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(projects_usage, 0);
-    const char *sub = argv[1];
-    if (strcmp(sub, "create") == 0)
-        return projects_create(argc - 1, argv + 1);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return projects_ls(argc - 1, argv + 1);
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(projects_usage, 1);
-    return cli_usage("projects", "unknown projects command '%s'", sub);
+    static const struct cli_command table[] = {
+        {"create", NULL, projects_create}, {"ls", "list", projects_ls}, {0}};
+    return cli_dispatch("projects", projects_usage, table, argc, argv);
 }

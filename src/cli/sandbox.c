@@ -351,30 +351,31 @@ static int sandbox_exec(int argc, char **argv)
     return rc < 0 ? 0 : rc;
 }
 
+static int sandbox_info(int argc, char **argv)
+{
+    return sandbox_one(argc, argv, "GET");
+}
+
+static int sandbox_kill(int argc, char **argv)
+{
+    return sandbox_one(argc, argv, "DELETE");
+}
+
 int cmd_sandbox(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(sandbox_usage, 0);
-    const char *sub = argv[1];
-    argc--, argv++;
-    if (strcmp(sub, "create") == 0)
-        return sandbox_create(argc, argv);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return sandbox_ls(argc, argv);
-    if (strcmp(sub, "info") == 0)
-        return sandbox_one(argc, argv, "GET");
-    if (strcmp(sub, "kill") == 0 || strcmp(sub, "rm") == 0)
-        return sandbox_one(argc, argv, "DELETE");
-    if (strcmp(sub, "exec") == 0)
-        return sandbox_exec(argc, argv);
-    if (strcmp(sub, "timeout") == 0)
-        return sandbox_timeout(argc, argv);
-    if (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0 ||
-        strcmp(sub, "snapshot") == 0 || strcmp(sub, "restore") == 0)
-        return cmd_sandbox_lifecycle(sub, argc, argv);
-    if (strcmp(sub, "expose") == 0)
-        return cmd_sandbox_expose(argc, argv);
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(sandbox_usage, 1);
-    return cli_usage("sandbox", "unknown sandbox command '%s'", sub);
+    static const struct cli_command table[] = {
+        {"create", NULL, sandbox_create},
+        {"ls", "list", sandbox_ls},
+        {"info", NULL, sandbox_info},
+        {"kill", "rm", sandbox_kill},
+        {"exec", NULL, sandbox_exec},
+        {"timeout", NULL, sandbox_timeout},
+        {"pause", NULL, cmd_sandbox_lifecycle},
+        {"resume", NULL, cmd_sandbox_lifecycle},
+        {"snapshot", NULL, cmd_sandbox_lifecycle},
+        {"restore", NULL, cmd_sandbox_lifecycle},
+        {"expose", NULL, cmd_sandbox_expose},
+        {0},
+    };
+    return cli_dispatch("sandbox", sandbox_usage, table, argc, argv);
 }

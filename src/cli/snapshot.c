@@ -169,8 +169,9 @@ static int sandbox_restore(int argc, char **argv)
     return rc < 0 ? 0 : rc;
 }
 
-int cmd_sandbox_lifecycle(const char *sub, int argc, char **argv)
+int cmd_sandbox_lifecycle(int argc, char **argv)
 {
+    const char *sub = argv[0];
     if (argc == 2 && strcmp(argv[1], "--help") == 0)
         return cli_group_usage(snapshot_usage, 1);
     if (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0)
@@ -223,18 +224,8 @@ static int snapshot_ls(int argc, char **argv)
     return 0;
 }
 
-int cmd_snapshot(int argc, char **argv)
+static int snapshot_rm(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(snapshot_usage, 0);
-    const char *sub = argv[1];
-    argc--, argv++;
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(snapshot_usage, 1);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return snapshot_ls(argc, argv);
-    if (strcmp(sub, "rm") != 0)
-        return cli_usage("snapshot", "unknown snapshot command '%s'", sub);
     if (argc != 2 || !is_ref(argv[1]))
         return cli_usage("snapshot", "snapshot rm takes one snapshot id or name");
     char path[256];
@@ -246,4 +237,11 @@ int cmd_snapshot(int argc, char **argv)
     if (!cli_json)
         printf("deleted %s\n", argv[1]);
     return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+    static const struct cli_command table[] = {
+        {"ls", "list", snapshot_ls}, {"rm", "delete", snapshot_rm}, {0}};
+    return cli_dispatch("snapshot", snapshot_usage, table, argc, argv);
 }

@@ -191,14 +191,7 @@ static int template_ls(int argc, char **argv)
 
 int cmd_template(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(template_usage, 0);
-    const char *sub = argv[1];
-    if (strcmp(sub, "build") == 0)
-        return template_build(argc - 1, argv + 1);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return template_ls(argc - 1, argv + 1);
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(template_usage, 1);
-    return cli_usage("template", "unknown template command '%s'", sub);
+    static const struct cli_command table[] = {
+        {"build", NULL, template_build}, {"ls", "list", template_ls}, {0}};
+    return cli_dispatch("template", template_usage, table, argc, argv);
 }

@@ -132,18 +132,21 @@ static int volume_ls_rm(int argc, char **argv, int rm)
     return r;
 }
 
+static int volume_ls(int argc, char **argv)
+{
+    return volume_ls_rm(argc, argv, 0);
+}
+
+static int volume_rm(int argc, char **argv)
+{
+    return volume_ls_rm(argc, argv, 1);
+}
+
 int cmd_volume(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_group_usage(volume_usage, 0);
-    const char *sub = argv[1];
-    if (strcmp(sub, "create") == 0)
-        return volume_create(argc - 1, argv + 1);
-    if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
-        return volume_ls_rm(argc - 1, argv + 1, 0);
-    if (strcmp(sub, "rm") == 0 || strcmp(sub, "delete") == 0)
-        return volume_ls_rm(argc - 1, argv + 1, 1);
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_group_usage(volume_usage, 1);
-    return cli_usage("volume", "unknown volume command '%s'", sub);
+    static const struct cli_command table[] = {{"create", NULL, volume_create},
+                                               {"ls", "list", volume_ls},
+                                               {"rm", "delete", volume_rm},
+                                               {0}};
+    return cli_dispatch("volume", volume_usage, table, argc, argv);
 }
