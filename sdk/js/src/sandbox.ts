@@ -351,7 +351,11 @@ export async function waitForSnapshot(
   let interval = opts.pollIntervalMs ?? 100;
   for (;;) {
     const snap = await getSnapshot(t, snapshotId);
-    if (snap.status === "ready") return snap;
+    // Ready to restore: saved and, where the runtime keeps warm copies (no
+    // memory snapshot), at least one copy is up; else restore would answer 503.
+    if (snap.status === "ready" && (snap.memory || !snap.poolSize || (snap.poolReady ?? 0) > 0)) {
+      return snap;
+    }
     if (snap.status === "failed") {
       const err = snap.error;
       const message =

@@ -64,12 +64,14 @@ def get_snapshot(t: Transport, snapshot_id: str) -> Snapshot:
 
 
 def wait_for_snapshot(t: Transport, snapshot_id: str, timeout_ms: Optional[float]) -> Snapshot:
-    """Poll until ready; raise LizardError if it failed, TimeoutError if slow."""
+    """Poll until a restore can succeed: the snapshot is ready and, where the
+    runtime keeps warm copies (no memory snapshot), one of them is ready.
+    Raise LizardError if it failed, TimeoutError if slow."""
     deadline = _deadline(timeout_ms)
     delay = 0.02
     while True:
         s = get_snapshot(t, snapshot_id)
-        if s.status == "ready":
+        if s.status == "ready" and (s.memory or not s.pool_size or s.pool_ready):
             return s
         if s.status == "failed":
             raise errors.LizardError("snapshot %s failed: %s" % (snapshot_id, s.error),
