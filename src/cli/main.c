@@ -33,8 +33,11 @@ static const struct {
     const char *name;
     int (*fn)(int, char **);
 } commands[] = {
-    {"up", cmd_up},           {"keys", cmd_keys},         {"projects", cmd_projects},
-    {"sandbox", cmd_sandbox}, {"template", cmd_template},
+    {"up", cmd_up},
+    {"keys", cmd_keys},
+    {"projects", cmd_projects},
+    {"sandbox", cmd_sandbox},
+    {"template", cmd_template},
     {"volume", cmd_volume},
     {"snapshot", cmd_snapshot},
 };

@@ -48,14 +48,11 @@ static void print_info(json_t *info)
 
 static int sandbox_create(int argc, char **argv)
 {
-    static const struct option opts[] = {{"timeout", required_argument, NULL, 't'},
-                                         {"project", required_argument, NULL, 'p'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"env", required_argument, NULL, 'e'},
-                                         {"metadata", required_argument, NULL, 'm'},
-                                         {"volume", required_argument, NULL, 'v'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"timeout", required_argument, NULL, 't'},  {"project", required_argument, NULL, 'p'},
+        {"size", required_argument, NULL, 's'},     {"env", required_argument, NULL, 'e'},
+        {"metadata", required_argument, NULL, 'm'}, {"volume", required_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},           {0}};
     json_t *body = cli_obj(), *env = cli_obj(), *meta = cli_obj(), *vols = json_array();
     lz_error err = {0};
     int c, rc = 0;

@@ -32,8 +32,8 @@ int json_req_string(json_t *obj, const char *key, const char **out, char *errbuf
     return r;
 }
 
-int json_opt_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out,
-                 char *errbuf, size_t errlen)
+int json_opt_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out, char *errbuf,
+                 size_t errlen)
 {
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
@@ -66,8 +66,8 @@ int json_opt_bool(json_t *obj, const char *key, int *out, char *errbuf, size_t e
     return 1;
 }
 
-int json_opt_string_map(json_t *obj, const char *key, size_t max_keys, json_t **out,
-                        char *errbuf, size_t errlen)
+int json_opt_string_map(json_t *obj, const char *key, size_t max_keys, json_t **out, char *errbuf,
+                        size_t errlen)
 {
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))

@@ -12,12 +12,12 @@
 int json_opt_string(json_t *obj, const char *key, const char **out, char *errbuf, size_t errlen);
 int json_req_string(json_t *obj, const char *key, const char **out, char *errbuf, size_t errlen);
 /* Integer within [min, max]. */
-int json_opt_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out,
-                 char *errbuf, size_t errlen);
+int json_opt_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out, char *errbuf,
+                 size_t errlen);
 int json_opt_bool(json_t *obj, const char *key, int *out, char *errbuf, size_t errlen);
 /* An object whose values are all strings (env, metadata); at most max_keys. */
-int json_opt_string_map(json_t *obj, const char *key, size_t max_keys, json_t **out,
-                        char *errbuf, size_t errlen);
+int json_opt_string_map(json_t *obj, const char *key, size_t max_keys, json_t **out, char *errbuf,
+                        size_t errlen);
 
 /* ISO-8601 UTC with milliseconds ("2026-11-29T10:00:00.000Z") of a Unix ms time. */
 void format_iso8601_ms(int64_t ms, char out[32]);

@@ -65,8 +65,8 @@ int api_resolve_project(struct api_call *call, const char *ref, struct project_r
 int api_find_running_sandbox(struct api_call *call, const char *id, struct sandbox_record *out)
 {
     lz_error err;
-    int r = id_is_valid(id, "sb_") ? store_sandbox_get(call->d->store, id, out, &err)
-                                   : STORE_NOT_FOUND;
+    int r =
+        id_is_valid(id, "sb_") ? store_sandbox_get(call->d->store, id, out, &err) : STORE_NOT_FOUND;
     if (r == -1) {
         http_respond_error(call->req, 503, "unavailable", "store: %s", err.msg);
         return -1;
@@ -102,8 +102,8 @@ int api_connect_agent(struct api_call *call, const struct sandbox_record *sb)
     lz_error err;
     int fd = call->d->runtime->connect_agent(&call->d->rcfg, sb->id, &err);
     if (fd < 0)
-        http_respond_error(call->req, 409, "sandbox_unavailable",
-                           "sandbox %s is not reachable: %s", sb->id, err.msg);
+        http_respond_error(call->req, 409, "sandbox_unavailable", "sandbox %s is not reachable: %s",
+                           sb->id, err.msg);
     return fd;
 }
 
@@ -194,8 +194,7 @@ void api_handle(struct http_request *req, void *ctx)
     } routes[] = {
         {"/v1/projects", api_projects},   {"/v1/keys", api_keys},
         {"/v1/templates", api_templates}, {"/v1/sandboxes", api_sandboxes},
-        {"/v1/snapshots", api_snapshots},
-        {"/v1/volumes", api_volumes},
+        {"/v1/snapshots", api_snapshots}, {"/v1/volumes", api_volumes},
     };
     if (strcmp(req->path, "/metrics") == 0) {
         api_metrics(&call);

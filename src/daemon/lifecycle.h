@@ -37,7 +37,7 @@ enum sandbox_status {
 enum sandbox_event {
     EV_CREATED,
     EV_CREATE_FAILED,
-    EV_KILL,   /* DELETE, expiry, or the sandbox's PID 1 died */
+    EV_KILL, /* DELETE, expiry, or the sandbox's PID 1 died */
     EV_DESTROYED,
     EV_PAUSE,
     EV_PAUSED,

@@ -67,22 +67,47 @@ static int parse_options(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     const char *env_tdir = getenv("LIZARD_TEMPLATE_DIR");
-    *o = (struct options){"127.0.0.1:7400", "/var/lib/lizard",
+    *o = (struct options){"127.0.0.1:7400",
+                          "/var/lib/lizard",
                           env_tdir && *env_tdir ? env_tdir : "/var/lib/lizard/templates",
-                          NULL, 100, 1000, 10240, "localhost"};
+                          NULL,
+                          100,
+                          1000,
+                          10240,
+                          "localhost"};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'l': o->listen = optarg; break;
-        case 'd': o->data_dir = optarg; break;
-        case 't': o->template_dir = optarg; break;
-        case 'a': o->agent = optarg; break;
-        case 'r': o->max_running = atoi(optarg); break;
-        case 'm': o->max_host = atoi(optarg); break;
-        case 'k': o->disk_mb = atoll(optarg); break;
-        case 'D': o->domain = optarg; break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+        case 'l':
+            o->listen = optarg;
+            break;
+        case 'd':
+            o->data_dir = optarg;
+            break;
+        case 't':
+            o->template_dir = optarg;
+            break;
+        case 'a':
+            o->agent = optarg;
+            break;
+        case 'r':
+            o->max_running = atoi(optarg);
+            break;
+        case 'm':
+            o->max_host = atoi(optarg);
+            break;
+        case 'k':
+            o->disk_mb = atoll(optarg);
+            break;
+        case 'D':
+            o->domain = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
         }
     }
     if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16 ||

@@ -11,12 +11,12 @@ struct volume_request;
 struct sandbox_request {
     const char *project_id; /* resolved project id */
     const char *template_name;
-    int64_t timeout_ms; /* 0 = no expiry */
-    const char *size;   /* NULL = default */
-    int cpu_count;      /* 0 = from size */
-    int memory_mb;      /* 0 = from size */
-    json_t *env;        /* borrowed, may be NULL */
-    json_t *metadata;   /* borrowed, may be NULL */
+    int64_t timeout_ms;      /* 0 = no expiry */
+    const char *size;        /* NULL = default */
+    int cpu_count;           /* 0 = from size */
+    int memory_mb;           /* 0 = from size */
+    json_t *env;             /* borrowed, may be NULL */
+    json_t *metadata;        /* borrowed, may be NULL */
     const char *layers;      /* snapshot layer ids, topmost first, ':'-joined; NULL = none */
     const char *snapshot_id; /* the snapshot it starts from, NULL = none */
     int pooled;              /* a warm-pool copy: no cap, no deadline, status pooled */

@@ -106,8 +106,7 @@ struct store *store_open(const char *path, lz_error *err)
     char *msg = NULL;
     if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
-        sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
-        migrate(s, &msg) < 0) {
+        sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK || migrate(s, &msg) < 0) {
         lz_error_set(err, 0, "store schema: %s", msg ? msg : "?");
         sqlite3_free(msg);
         store_close(s);
@@ -228,8 +227,8 @@ static void project_row(sqlite3_stmt *st, struct project_record *p)
 
 int store_project_insert(struct store *s, const struct project_record *p, lz_error *err)
 {
-    return exec_sql(s, err, "INSERT INTO projects (" PROJECT_COLS ") VALUES (?, ?, ?, ?)",
-                    "ttti", p->id, p->name, p->slug, (int64_t)p->created_ms) < 0
+    return exec_sql(s, err, "INSERT INTO projects (" PROJECT_COLS ") VALUES (?, ?, ?, ?)", "ttti",
+                    p->id, p->name, p->slug, (int64_t)p->created_ms) < 0
                ? -1
                : 0;
 }
@@ -239,8 +238,7 @@ static void project_one(sqlite3_stmt *st, void *arg)
     project_row(st, arg);
 }
 
-int store_project_find(struct store *s, const char *ref, struct project_record *out,
-                       lz_error *err)
+int store_project_find(struct store *s, const char *ref, struct project_record *out, lz_error *err)
 {
     /* Exact id first, then slug, then name: ids can never look like each other. */
     int n = query(s, err, project_one, out,
@@ -289,8 +287,8 @@ static void key_row(sqlite3_stmt *st, struct key_record *k)
 int store_key_insert(struct store *s, const struct key_record *k, lz_error *err)
 {
     return exec_sql(s, err, "INSERT INTO api_keys (" KEY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    "tttitti", k->id, k->name, k->project_id, (int64_t)k->admin, k->hash,
-                    k->prefix, (int64_t)k->created_ms) < 0
+                    "tttitti", k->id, k->name, k->project_id, (int64_t)k->admin, k->hash, k->prefix,
+                    (int64_t)k->created_ms) < 0
                ? -1
                : 0;
 }
@@ -302,8 +300,7 @@ static void key_one(sqlite3_stmt *st, void *arg)
 
 int store_key_get(struct store *s, const char *id, struct key_record *out, lz_error *err)
 {
-    int n = query(s, err, key_one, out, "SELECT " KEY_COLS " FROM api_keys WHERE id = ?", "t",
-                  id);
+    int n = query(s, err, key_one, out, "SELECT " KEY_COLS " FROM api_keys WHERE id = ?", "t", id);
     return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }
 
@@ -349,9 +346,9 @@ int store_key_count(struct store *s, lz_error *err)
 
 /* ---- sandboxes ---- */
 
-#define SANDBOX_COLS                                                                           \
-    "id, project_id, template, status, runtime, size, cpu_count, memory_mb, disk_mb, host, "   \
-    "created_ms, expires_ms, remaining_ms, metadata, env, init_pid, init_start_time, "         \
+#define SANDBOX_COLS                                                                               \
+    "id, project_id, template, status, runtime, size, cpu_count, memory_mb, disk_mb, host, "       \
+    "created_ms, expires_ms, remaining_ms, metadata, env, init_pid, init_start_time, "             \
     "last_error, layers, snapshot_id"
 
 static void sandbox_row(sqlite3_stmt *st, struct sandbox_record *r)
@@ -392,9 +389,8 @@ int store_sandbox_insert(struct store *s, const struct sandbox_record *r, lz_err
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     "ttttttiiitiiittiittt", r->id, r->project_id, r->template_name, r->status,
                     r->runtime, r->size, (int64_t)r->cpu_count, (int64_t)r->memory_mb,
-                    (int64_t)r->disk_mb, r->host, (int64_t)r->created_ms,
-                    (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
-                    r->metadata_json ? r->metadata_json : "{}",
+                    (int64_t)r->disk_mb, r->host, (int64_t)r->created_ms, (int64_t)r->expires_ms,
+                    (int64_t)r->remaining_ms, r->metadata_json ? r->metadata_json : "{}",
                     r->env_json ? r->env_json : "{}", (int64_t)r->init_pid,
                     (int64_t)r->init_start_time, r->last_error, r->layers, r->snapshot_id) < 0
                ? -1
@@ -416,8 +412,7 @@ static void sandbox_one(sqlite3_stmt *st, void *arg)
     sandbox_row(st, arg);
 }
 
-int store_sandbox_get(struct store *s, const char *id, struct sandbox_record *out,
-                      lz_error *err)
+int store_sandbox_get(struct store *s, const char *id, struct sandbox_record *out, lz_error *err)
 {
     memset(out, 0, sizeof(*out));
     int n = query(s, err, sandbox_one, out, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id = ?",
@@ -441,8 +436,7 @@ static void sandbox_each(sqlite3_stmt *st, void *arg)
 }
 
 int store_sandbox_list(struct store *s, const char *project_id, const char *status,
-                       void (*fn)(const struct sandbox_record *, void *), void *arg,
-                       lz_error *err)
+                       void (*fn)(const struct sandbox_record *, void *), void *arg, lz_error *err)
 {
     struct list_ctx c = {(void *)fn, arg};
     /* '' matches every row: one statement instead of four variants. */
@@ -527,7 +521,7 @@ int store_port_delete(struct store *s, const char *sandbox_id, int port, lz_erro
 /* ---- volumes ---- */
 
 /* The sandbox a volume is attached to, or '' (see the schema comment). */
-#define VOLUME_ATTACHED                                                                        \
+#define VOLUME_ATTACHED                                                                            \
     "(CASE WHEN attached_to IN (SELECT id FROM sandboxes) THEN attached_to ELSE '' END)"
 #define VOLUME_COLS "id, project_id, name, size_mb, created_ms, " VOLUME_ATTACHED
 
@@ -689,8 +683,8 @@ int store_layer_in_use(struct store *s, const char *snapshot_id, lz_error *err)
     return count;
 }
 
-#define SNAPSHOT_COLS                                                                          \
-    "id, project_id, name, status, error, source_sandbox_id, template, layers, cpu_count, "     \
+#define SNAPSHOT_COLS                                                                              \
+    "id, project_id, name, status, error, source_sandbox_id, template, layers, cpu_count, "        \
     "memory_mb, pool_size, size_bytes, freeze_ms, created_ms"
 
 static void snapshot_row(sqlite3_stmt *st, struct snapshot_record *r)
@@ -767,8 +761,8 @@ int store_snapshot_finish(struct store *s, const struct snapshot_record *r, lz_e
     int n = exec_sql(s, err,
                      "UPDATE snapshots SET status = ?, error = ?, size_bytes = ?, freeze_ms = ?"
                      " WHERE id = ?",
-                     "ttiit", r->status, r->error,
-                     (int64_t)r->size_bytes, (int64_t)r->freeze_ms, r->id);
+                     "ttiit", r->status, r->error, (int64_t)r->size_bytes, (int64_t)r->freeze_ms,
+                     r->id);
     return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }
 

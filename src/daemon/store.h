@@ -26,8 +26,8 @@ struct key_record {
     char name[128];
     char project_id[64]; /* "" for admin keys */
     int admin;
-    char hash[65];       /* hex sha256 of the secret */
-    char prefix[32];     /* first characters of the key, for listings */
+    char hash[65];   /* hex sha256 of the secret */
+    char prefix[32]; /* first characters of the key, for listings */
     int64_t created_ms;
 };
 
@@ -35,7 +35,7 @@ struct sandbox_record {
     char id[64];
     char project_id[64];
     char template_name[64];
-    char status[16];  /* "running", "paused", ... (lifecycle.h) */
+    char status[16]; /* "running", "paused", ... (lifecycle.h) */
     char runtime[16];
     char size[16];
     int cpu_count;
@@ -60,8 +60,7 @@ void store_close(struct store *s);
 /* projects */
 int store_project_insert(struct store *s, const struct project_record *p, lz_error *err);
 /* ref = id, slug or name. */
-int store_project_find(struct store *s, const char *ref, struct project_record *out,
-                       lz_error *err);
+int store_project_find(struct store *s, const char *ref, struct project_record *out, lz_error *err);
 /* Calls fn for each; returns count or -1. */
 int store_project_list(struct store *s, void (*fn)(const struct project_record *, void *),
                        void *arg, lz_error *err);
@@ -77,14 +76,12 @@ int store_key_count(struct store *s, lz_error *err);
 
 /* sandboxes */
 int store_sandbox_insert(struct store *s, const struct sandbox_record *r, lz_error *err);
-int store_sandbox_get(struct store *s, const char *id, struct sandbox_record *out,
-                      lz_error *err);
+int store_sandbox_get(struct store *s, const char *id, struct sandbox_record *out, lz_error *err);
 int store_sandbox_update(struct store *s, const struct sandbox_record *r, lz_error *err);
 int store_sandbox_delete(struct store *s, const char *id, lz_error *err);
 /* project_id / status may be NULL (no filter). */
 int store_sandbox_list(struct store *s, const char *project_id, const char *status,
-                       void (*fn)(const struct sandbox_record *, void *), void *arg,
-                       lz_error *err);
+                       void (*fn)(const struct sandbox_record *, void *), void *arg, lz_error *err);
 int store_sandbox_count_running(struct store *s, const char *project_id, lz_error *err);
 /* Frees the malloc'd members (not the struct). */
 void sandbox_record_clear(struct sandbox_record *r);

@@ -14,12 +14,12 @@
 #include "../common/error.h"
 
 struct runtime_config {
-    const char *data_dir;     /* e.g. /var/lib/lizard; sandboxes live in DATA/sandboxes/ID */
-    const char *template_dir; /* machine-wide template cache, TEMPLATES/NAME/rootfs */
-    const char *agent_path;   /* host path of the static lizard-agent binary */
-    uid_t uid_base;           /* host uid/gid that is root in every sandbox */
-    uint32_t uid_count;       /* size of the mapped range (65536) */
-    const char *cgroup_root;  /* "/sys/fs/cgroup" (tests point it at a fake tree) */
+    const char *data_dir;      /* e.g. /var/lib/lizard; sandboxes live in DATA/sandboxes/ID */
+    const char *template_dir;  /* machine-wide template cache, TEMPLATES/NAME/rootfs */
+    const char *agent_path;    /* host path of the static lizard-agent binary */
+    uid_t uid_base;            /* host uid/gid that is root in every sandbox */
+    uint32_t uid_count;        /* size of the mapped range (65536) */
+    const char *cgroup_root;   /* "/sys/fs/cgroup" (tests point it at a fake tree) */
     const char *cgroup_parent; /* "lizard": sandboxes go in PARENT/ID */
 };
 
@@ -40,13 +40,13 @@ int volume_mount_path_check(const char *path, char *msg, size_t msglen);
 int volume_mount_paths_overlap(const char *a, const char *b);
 
 struct sandbox_spec {
-    const char *id;       /* sandbox id; also its hostname */
+    const char *id;            /* sandbox id; also its hostname */
     const char *template_name; /* directory name under template_dir */
-    int cpu_count;        /* cpu.cfs_quota_us = cpu_count * period (v1), cpu.max (v2) */
-    int memory_mb;        /* hard memory limit; OOM kills happen inside only */
-    int pids_max;         /* process/thread limit */
-    uint64_t disk_bytes;  /* size of the writable layer */
-    int nofile;           /* RLIMIT_NOFILE inside */
+    int cpu_count;             /* cpu.cfs_quota_us = cpu_count * period (v1), cpu.max (v2) */
+    int memory_mb;             /* hard memory limit; OOM kills happen inside only */
+    int pids_max;              /* process/thread limit */
+    uint64_t disk_bytes;       /* size of the writable layer */
+    int nofile;                /* RLIMIT_NOFILE inside */
     /* Extra read-only layers between the writable layer and the template
      * (snapshots): host directories joined with ':', topmost first, as
      * overlayfs' lowerdir takes them. NULL or "" = none. */
@@ -67,10 +67,10 @@ struct runtime_stats {
 };
 
 struct runtime_snapshot_stats {
-    uint64_t bytes;     /* file bytes copied, both passes */
-    uint64_t entries;   /* entries copied, both passes */
-    int64_t copy_ms;    /* first pass, sandbox running */
-    int64_t freeze_ms;  /* sandbox frozen: final sync (0 if it was paused) */
+    uint64_t bytes;    /* file bytes copied, both passes */
+    uint64_t entries;  /* entries copied, both passes */
+    int64_t copy_ms;   /* first pass, sandbox running */
+    int64_t freeze_ms; /* sandbox frozen: final sync (0 if it was paused) */
 };
 
 struct runtime_ops {
@@ -83,8 +83,8 @@ struct runtime_ops {
                   struct runtime_handle *out, lz_error *err);
     /* Kill everything and free every host resource: processes, mounts,
      * cgroups, files. Idempotent: safe on a half-created or gone sandbox. */
-    int (*destroy)(const struct runtime_config *cfg, const char *id,
-                   const struct runtime_handle *h, lz_error *err);
+    int (*destroy)(const struct runtime_config *cfg, const char *id, const struct runtime_handle *h,
+                   lz_error *err);
     /* 1 if the sandbox's PID 1 still runs (and is the same process), else 0. */
     int (*is_alive)(const struct runtime_handle *h);
     /* A connected stream to the agent (blocking fd, CLOEXEC), or -1. */
@@ -94,8 +94,8 @@ struct runtime_ops {
     /* A TCP connection to 127.0.0.1:port inside the sandbox's network
      * (non-blocking, CLOEXEC); nothing is published on the host. -1 with
      * err->errnum ECONNREFUSED when nothing listens there. */
-    int (*connect_port)(const struct runtime_config *cfg, const struct runtime_handle *h,
-                        int port, lz_error *err);
+    int (*connect_port)(const struct runtime_config *cfg, const struct runtime_handle *h, int port,
+                        lz_error *err);
     /* Stop (freeze) every process of the sandbox and wait until they are
      * all stopped; memory and processes stay. A pause that cannot complete
      * is undone and fails. resume() thaws. Both are idempotent. */
@@ -106,8 +106,8 @@ struct runtime_ops {
      * runs while the sandbox runs; the sandbox is frozen only for a final
      * sync of what changed meanwhile (not at all when `frozen` says it is
      * paused already). */
-    int (*snapshot)(const struct runtime_config *cfg, const char *id, const char *dest,
-                    int frozen, struct runtime_snapshot_stats *out, lz_error *err);
+    int (*snapshot)(const struct runtime_config *cfg, const char *id, const char *dest, int frozen,
+                    struct runtime_snapshot_stats *out, lz_error *err);
     /* Later issues: restore of memory (microvm). */
 };
 

@@ -121,9 +121,12 @@ static void test_time_format(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_ids),       cmocka_unit_test(test_id_validation),
-        cmocka_unit_test(test_key_generate_and_parse), cmocka_unit_test(test_key_parse_rejects),
-        cmocka_unit_test(test_hash_known_value), cmocka_unit_test(test_json_fields),
+        cmocka_unit_test(test_random_ids),
+        cmocka_unit_test(test_id_validation),
+        cmocka_unit_test(test_key_generate_and_parse),
+        cmocka_unit_test(test_key_parse_rejects),
+        cmocka_unit_test(test_hash_known_value),
+        cmocka_unit_test(test_json_fields),
         cmocka_unit_test(test_time_format),
     };
     return cmocka_run_group_tests_name("auth_ids", tests, NULL, NULL);

@@ -47,7 +47,7 @@ static void test_invalid_transitions(void **state)
 static void test_kill_from_every_live_state(void **state)
 {
     (void)state;
-    enum sandbox_status live[] = {SB_CREATING, SB_RUNNING, SB_PAUSING,
+    enum sandbox_status live[] = {SB_CREATING, SB_RUNNING,  SB_PAUSING,
                                   SB_PAUSED,   SB_RESUMING, SB_STOPPING};
     for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
         enum sandbox_status s;
@@ -95,8 +95,8 @@ static void test_deadlines(void **state)
     (void)state;
     assert_int_equal(lifecycle_deadline(1000, 0), 0); /* no expiry */
     assert_int_equal(lifecycle_deadline(1000, 300000), 301000);
-    assert_false(lifecycle_expired(0, INT64_MAX));    /* never expires */
-    assert_false(lifecycle_expired(5000, 4999));      /* never before */
+    assert_false(lifecycle_expired(0, INT64_MAX)); /* never expires */
+    assert_false(lifecycle_expired(5000, 4999));   /* never before */
     assert_true(lifecycle_expired(5000, 5000));
     assert_true(lifecycle_expired(5000, 9000));
 }

@@ -352,8 +352,8 @@ static int container_connect_agent(const struct runtime_config *cfg, const char 
     return steal_fd(&fd);
 }
 
-static int container_connect_port(const struct runtime_config *cfg,
-                                  const struct runtime_handle *h, int port, lz_error *err)
+static int container_connect_port(const struct runtime_config *cfg, const struct runtime_handle *h,
+                                  int port, lz_error *err)
 {
     (void)cfg;
     cleanup_close int nsfd = port__open_netns(h->init_pid, err);
