@@ -61,6 +61,58 @@ def exec_round_trip(n):
         sb.kill()
 
 
+def concurrent_creates(total=100, workers=16):
+    """`total` creates from `workers` threads: sandboxes/s and failures."""
+    from concurrent.futures import ThreadPoolExecutor
+    made, failures = [], []
+
+    def one(_):
+        try:
+            made.append(Sandbox.create("tiny", timeout_ms=120_000))
+        except Exception as e:  # noqa: BLE001 - counted and reported
+            failures.append(repr(e))
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, range(total)))
+    elapsed = time.perf_counter() - t0
+    for sb in made:
+        sb.kill()
+    return total / elapsed, len(failures)
+
+
+def idle_memory(count=50):
+    """Host memory charged per idle sandbox: the sandboxes' memory cgroups
+    (v1 here; usage includes their kernel objects and tmpfs pages)."""
+    made = [Sandbox.create("tiny", timeout_ms=120_000) for _ in range(count)]
+    try:
+        total = 0
+        for sb in made:
+            path = f"/sys/fs/cgroup/memory/lizard/{sb.sandbox_id}/memory.usage_in_bytes"
+            if not os.path.exists(path):
+                path = f"/sys/fs/cgroup/lizard/{sb.sandbox_id}/memory.current"
+            with open(path) as f:
+                total += int(f.read())
+        return total / count / (1 << 20)
+    finally:
+        for sb in made:
+            sb.kill()
+
+
+def file_throughput(size=64 << 20):
+    sb = Sandbox.create("tiny", timeout_ms=120_000)
+    try:
+        data = os.urandom(size)
+        t0 = time.perf_counter()
+        sb.fs.write("/tmp/blob", data)
+        t1 = time.perf_counter()
+        back = sb.fs.read_bytes("/tmp/blob")
+        t2 = time.perf_counter()
+        assert back == data
+        return size / (t1 - t0) / 1e6, size / (t2 - t1) / 1e6
+    finally:
+        sb.kill()
+
+
 def bwrap_once(rootfs):
     def once():
         subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", rootfs, "/",
@@ -124,6 +176,11 @@ def main():
         results[f"lizard create->first exec ({t})"] = summary(first)
         results[f"lizard create+exec+kill ({t})"] = summary(full)
     results["lizard exec round trip (true)"] = summary(exec_round_trip(max(args.n, 50)))
+    rate, failures = concurrent_creates()
+    extra = [f"create rate, 100 creates from 16 threads: {rate:.1f} sandboxes/s, {failures} failures",
+             f"idle sandbox memory (50 idle tiny sandboxes): {idle_memory():.2f} MiB each"]
+    w, r = file_throughput()
+    extra.append(f"64 MiB file through the API: write {w:.0f} MB/s, read {r:.0f} MB/s")
     rootfs = os.path.join(args.template_dir, "tiny", "rootfs")
     with tempfile.TemporaryDirectory() as work:
         if shutil.which("bwrap"):
@@ -138,6 +195,8 @@ def main():
     print(f"{'benchmark':<{width}}  {'n':>4}  {'median ms':>10}  {'p99 ms':>8}")
     for k, v in results.items():
         print(f"{k:<{width}}  {v['n']:>4}  {v['median_ms']:>10}  {v['p99_ms']:>8}")
+    for line in extra:
+        print(line)
     base = results.get("lizard create+exec+kill (tiny)")
     if base:
         for peer in ("bwrap start-run-exit (tiny rootfs)", "runc run start-run-exit (tiny rootfs)",

@@ -141,3 +141,20 @@ def test_durability_kill9_restart(daemon, make_sandbox):
     # New sandboxes work after the restart as well.
     new = make_sandbox("tiny")
     assert new.process.exec_("echo new").stdout == "new\n"
+
+
+def test_concurrent_creates_all_succeed(daemon):
+    # Regression: sandboxes cloned from the multi-threaded daemon once hung
+    # in glibc's set*id broadcast when creates ran concurrently.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        sb = lizard.Sandbox.create("tiny", timeout_ms=120_000)
+        try:
+            return sb.process.exec_(["echo", str(i)]).stdout
+        finally:
+            sb.kill()
+
+    with ThreadPoolExecutor(16) as pool:
+        outs = list(pool.map(one, range(64)))
+    assert outs == ["%d\n" % i for i in range(64)]

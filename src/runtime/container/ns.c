@@ -84,8 +84,15 @@ static void __attribute__((noreturn)) child_main(struct container_child *c)
     /* Our credentials are still the host's root (kuid 0, unmapped here):
      * become the namespace's root, i.e. uid_base, now that the maps exist.
      * Supplementary groups first (the daemon's are unmapped), gid before
-     * uid (setgid needs the privilege setuid would leave behind). */
-    if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+     * uid (setgid needs the privilege setuid would leave behind).
+     * Raw system calls, not glibc's wrappers: we were cloned from a
+     * multi-threaded daemon with a raw clone, so glibc still believes the
+     * daemon's other threads exist and its set*id wrappers would try to
+     * broadcast to them under a lock that another thread may have held at
+     * the clone -- the child then hangs forever (seen under concurrent
+     * creates). */
+    if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, 0, 0, 0) < 0 ||
+        syscall(SYS_setresuid, 0, 0, 0) < 0) {
         lz_error_sys(&err, "become root of the user namespace");
         child_fail(c, &err);
     }
