@@ -156,21 +156,39 @@ static void *pause_worker(void *arg)
     return NULL;
 }
 
-int sandbox_pause_request(struct lizardd *d, const struct sandbox_record *r, int resume,
-                          struct api_failure *fail)
+struct status_cas {
+    struct lizardd *d;
+    const char *id, *from, *to;
+};
+
+/* Compare-and-set of the status: of two racing calls one gets 202, the
+ * other 409. */
+static int status_cas_run(void *arg, struct api_failure *fail)
 {
-    const char *from = resume ? "paused" : "running", *to = resume ? "resuming" : "pausing";
+    struct status_cas *c = arg;
     lz_error err;
-    if (strcmp(r->status, from) != 0)
-        return api_failure_set(fail, 409, "conflict", "sandbox %s is %s; %s needs a %s sandbox",
-                               r->id, r->status, resume ? "resume" : "pause", from);
-    /* Compare-and-set: of two racing calls one gets 202, the other 409. */
-    int n = store_sandbox_set_status(d->store, r->id, from, to, "", &err);
+    int n = store_sandbox_set_status(c->d->store, c->id, c->from, c->to, "", &err);
     if (n < 0)
         return api_failure_set(fail, 503, "unavailable", "store: %s", err.msg);
     if (n == 0)
         return api_failure_set(fail, 409, "conflict", "sandbox %s changed state meanwhile; retry",
-                               r->id);
+                               c->id);
+    return 0;
+}
+
+int sandbox_pause_request(struct lizardd *d, const struct sandbox_record *r, int resume,
+                          struct api_failure *fail)
+{
+    const char *from = resume ? "paused" : "running", *to = resume ? "resuming" : "pausing";
+    if (strcmp(r->status, from) != 0)
+        return api_failure_set(fail, 409, "conflict", "sandbox %s is %s; %s needs a %s sandbox",
+                               r->id, r->status, resume ? "resume" : "pause", from);
+    struct status_cas cas = {d, r->id, from, to};
+    /* A paused sandbox takes no room in the project's running cap, so a
+     * resume claims room again, under the same lock creates use. */
+    if ((resume ? sandbox_with_capacity(d, r->project_id, status_cas_run, &cas, fail)
+                : status_cas_run(&cas, fail)) < 0)
+        return -1;
     sandboxes_status_changed();
     struct pause_job *job = calloc(1, sizeof(*job));
     pthread_t t;

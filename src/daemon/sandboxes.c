@@ -152,7 +152,7 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
     }
     struct sandbox_record *r = out;
     memset(r, 0, sizeof(*r));
-    if (random_id(r->id, sizeof(r->id), "sb_", 20) < 0) {
+    if (random_id(r->id, sizeof(r->id), "sb_", SANDBOX_ID_CHARS) < 0) {
         fail_set(fail, 503, "unavailable", "no randomness: %s", strerror(errno));
         return -1;
     }

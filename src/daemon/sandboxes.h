@@ -8,6 +8,9 @@
 
 struct volume_request;
 
+/* Sandbox ids are "sb_" + this many random characters. */
+#define SANDBOX_ID_CHARS 20
+
 struct sandbox_request {
     const char *project_id; /* resolved project id */
     const char *template_name;
