@@ -62,6 +62,22 @@ int api_resolve_project(struct api_call *call, const char *ref, struct project_r
     return 0;
 }
 
+int api_list_scope(struct api_call *call, struct project_record *buf, const char **project_id)
+{
+    char ref[128] = "";
+    if (http_request_query(call->req, "project", ref, sizeof(ref)) < 0) {
+        http_respond_error(call->req, 400, "bad_request", "malformed query string");
+        return -1;
+    }
+    *project_id = call->admin ? NULL : call->project_id;
+    if (ref[0] == '\0')
+        return 0;
+    if (api_resolve_project(call, ref, buf) < 0)
+        return -1;
+    *project_id = buf->id;
+    return 0;
+}
+
 int api_find_running_sandbox(struct api_call *call, const char *id, struct sandbox_record *out)
 {
     lz_error err;

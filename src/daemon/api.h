@@ -35,6 +35,10 @@ json_t *api_read_object(struct api_call *call);
  * key's own project when ref is NULL. Responds 404 and returns -1 when the
  * project does not exist or belongs to someone else. */
 int api_resolve_project(struct api_call *call, const char *ref, struct project_record *out);
+/* The project filter of a listing: ?project=REF when given (resolved and
+ * visible to the caller), else the key's own project, or every project
+ * (*project_id = NULL) for an admin key. Responds 400/404 and returns -1. */
+int api_list_scope(struct api_call *call, struct project_record *buf, const char **project_id);
 /* Admin-only calls: responds 403 and returns -1 for project keys. */
 int api_require_admin(struct api_call *call);
 void api_method_not_allowed(struct api_call *call);

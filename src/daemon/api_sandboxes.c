@@ -126,10 +126,10 @@ static void add_sandbox(const struct sandbox_record *r, void *arg)
 
 static void list_sandboxes(struct api_call *call)
 {
-    char project_ref[128] = "", status[32] = "";
+    char status[32] = "";
     struct project_record project;
-    if (http_request_query(call->req, "project", project_ref, sizeof(project_ref)) < 0 ||
-        http_request_query(call->req, "status", status, sizeof(status)) < 0) {
+    const char *project_id;
+    if (http_request_query(call->req, "status", status, sizeof(status)) < 0) {
         bad_request(call, "malformed query string");
         return;
     }
@@ -138,12 +138,8 @@ static void list_sandboxes(struct api_call *call)
         bad_request(call, "unknown status filter");
         return;
     }
-    const char *project_id = call->admin ? NULL : call->project_id;
-    if (project_ref[0]) {
-        if (api_resolve_project(call, project_ref, &project) < 0)
-            return;
-        project_id = project.id;
-    }
+    if (api_list_scope(call, &project, &project_id) < 0)
+        return;
     struct list_ctx c = {json_array(), call->d};
     lz_error err;
     if (store_sandbox_list(call->d->store, project_id, status[0] ? status : NULL, add_sandbox, &c,

@@ -73,18 +73,10 @@ static void add_snapshot(const struct snapshot_record *s, void *arg)
 
 static void list_snapshots(struct api_call *call)
 {
-    char ref[128] = "";
     struct project_record project;
-    if (http_request_query(call->req, "project", ref, sizeof(ref)) < 0) {
-        http_respond_error(call->req, 400, "bad_request", "malformed query string");
+    const char *project_id;
+    if (api_list_scope(call, &project, &project_id) < 0)
         return;
-    }
-    const char *project_id = call->admin ? NULL : call->project_id;
-    if (ref[0]) {
-        if (api_resolve_project(call, ref, &project) < 0)
-            return;
-        project_id = project.id;
-    }
     struct list_ctx c = {NULL, 0};
     lz_error err;
     if (store_snapshot_list(call->d->store, project_id, NULL, add_snapshot, &c, &err) < 0) {

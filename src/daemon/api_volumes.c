@@ -120,19 +120,10 @@ static void add_volume(const struct volume_record *v, void *arg)
 
 static void list_volumes(struct api_call *call)
 {
-    char project_ref[128] = "";
     struct project_record p;
-    if (http_request_query(call->req, "project", project_ref, sizeof(project_ref)) < 0) {
-        http_respond_error(call->req, 400, "bad_request", "malformed query string");
+    const char *project_id;
+    if (api_list_scope(call, &p, &project_id) < 0)
         return;
-    }
-    /* Like sandboxes: an admin key sees every project unless it names one. */
-    const char *project_id = call->admin ? NULL : call->project_id;
-    if (project_ref[0]) {
-        if (call_project(call, project_ref, &p) < 0)
-            return;
-        project_id = p.id;
-    }
     json_t *list = json_array();
     lz_error err;
     if (store_volume_list(call->d->store, project_id, add_volume, list, &err) < 0) {
