@@ -21,9 +21,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "..", "tests", "integration", "port_server.py")
 
 
-def client(addr, port, host, token, n, mib):
-    """Runs on the host (proxy) or in the sandbox (direct); prints JSON."""
+def client(addr, port, host, token, n, mib, ssl_context=None):
+    """Runs on the host (proxy) or in the sandbox (direct); returns the figures.
+    With ssl_context, over HTTPS (bench/tls_bench.py)."""
     headers = {"Host": host}
+
+    def connect():
+        if ssl_context is not None:
+            return http.client.HTTPSConnection(addr, port, timeout=60, context=ssl_context)
+        return http.client.HTTPConnection(addr, port, timeout=60)
+
     if token:
         headers["X-Lizard-Access-Token"] = token
 
@@ -38,11 +45,11 @@ def client(addr, port, host, token, n, mib):
     fresh = []
     for _ in range(n):  # a new connection per request (what a page load does often)
         t0 = time.perf_counter()
-        c = http.client.HTTPConnection(addr, port, timeout=60)
+        c = connect()
         one(c)
         c.close()
         fresh.append((time.perf_counter() - t0) * 1000)
-    c = http.client.HTTPConnection(addr, port, timeout=60)
+    c = connect()
     kept = [one(c) for _ in range(n)]  # keep-alive
     size = mib << 20
     t0 = time.perf_counter()
@@ -57,9 +64,9 @@ def client(addr, port, host, token, n, mib):
     secs = time.perf_counter() - t0
     assert got == size, got
     c.close()
-    print(json.dumps({"p50_new_conn_ms": statistics.median(fresh),
-                      "p50_keepalive_ms": statistics.median(kept),
-                      "MB_per_s": size / 1e6 / secs}))
+    return {"p50_new_conn_ms": statistics.median(fresh),
+            "p50_keepalive_ms": statistics.median(kept),
+            "MB_per_s": size / 1e6 / secs}
 
 
 def main():
@@ -97,6 +104,6 @@ def main():
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "client":
         addr, port, host, token, n, mib = sys.argv[2:8]
-        client(addr, int(port), host, token, int(n), int(mib))
+        print(json.dumps(client(addr, int(port), host, token, int(n), int(mib))))
     else:
         main()

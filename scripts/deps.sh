@@ -6,6 +6,7 @@ PKGS=(build-essential pkg-config libjansson-dev libsqlite3-dev libseccomp-dev li
       libcmocka-dev debootstrap busybox-static python3 python3-pytest iproute2 clang
       crun bubblewrap runc ca-certificates curl python3-venv
       e2fsprogs  # mkfs.ext4 + debugfs make volume images (priority "required": always there)
+      openssl    # CLI: test certificates for HTTPS (tests/integration/tlscerts.py)
       chromium)  # headless browser test of exposed ports (tests/integration/test_ports.py)
 missing=()
 for p in "${PKGS[@]}"; do

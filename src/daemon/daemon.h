@@ -31,6 +31,7 @@ struct lizardd {
     /* exposed ports (ports.h): PORT-SANDBOXID.DOMAIN on our own listener */
     const char *domain;
     int listen_port;            /* the bound port, for port URLs */
+    int tls;                    /* the listener speaks TLS: URLs are https */
     unsigned char port_key[32]; /* HMAC key of port access tokens */
 };
 

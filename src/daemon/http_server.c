@@ -7,6 +7,7 @@
  * buffer (rbuf); the parsed head is copied out of it (head) so handlers can
  * read the body without clobbering header strings. */
 #include "http_server.h"
+#include "http_io.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -41,6 +42,7 @@ struct http_server {
     struct http_server_config cfg;
     int listen_fd;
     int port;
+    struct ssl_ctx_st *tls; /* NULL: plain HTTP */
     atomic_int stopping;
     atomic_int nconns;
     /* run()'s owner plus one per connection thread: the last one frees. */
@@ -54,7 +56,7 @@ struct extra_header {
 
 struct http_conn {
     struct http_server *srv;
-    int fd;
+    struct http_io io;   /* the socket, plain or TLS */
     int dead;            /* a read or write failed: later I/O fails at once */
     int body_error;      /* malformed chunked body: reads fail, then close */
     int expect_continue; /* the client waits for "100 Continue" */
@@ -83,7 +85,7 @@ static ssize_t conn_recv(struct http_conn *c, void *buf, size_t n)
     if (c->dead)
         return -1;
     for (;;) {
-        ssize_t r = recv(c->fd, buf, n, 0);
+        ssize_t r = http_io_read(&c->io, buf, n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -92,15 +94,65 @@ static ssize_t conn_recv(struct http_conn *c, void *buf, size_t n)
     }
 }
 
+/* Write all of buf through TLS, or mark the connection dead. */
+static int conn_send_tls(struct http_conn *c, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t r = http_io_write(&c->io, buf, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            c->dead = 1;
+            return -1;
+        }
+        buf += r;
+        len -= r;
+    }
+    return 0;
+}
+
+/* TLS has no writev: gather the pieces into record-sized writes, so a head
+ * and its body, or a chunk and its framing, share a record. A piece that
+ * alone fills records goes out from the caller's memory. */
+static int conn_sendv_tls(struct http_conn *c, const struct iovec *iov, int n)
+{
+    char buf[16384]; /* one TLS record */
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        const char *p = iov[i].iov_base;
+        size_t len = iov[i].iov_len;
+        while (len > 0) {
+            if (used == 0 && len >= sizeof(buf)) {
+                if (conn_send_tls(c, p, len) < 0)
+                    return -1;
+                break;
+            }
+            size_t k = len < sizeof(buf) - used ? len : sizeof(buf) - used;
+            memcpy(buf + used, p, k);
+            used += k;
+            p += k;
+            len -= k;
+            if (used == sizeof(buf)) {
+                if (conn_send_tls(c, buf, used) < 0)
+                    return -1;
+                used = 0;
+            }
+        }
+    }
+    return used > 0 ? conn_send_tls(c, buf, used) : 0;
+}
+
 /* Write everything or mark the connection dead. MSG_NOSIGNAL: a client
  * that hung up must give us EPIPE, not kill the daemon with SIGPIPE. */
 static int conn_sendv(struct http_conn *c, struct iovec *iov, int n)
 {
     if (c->dead)
         return -1;
+    if (c->io.ssl)
+        return conn_sendv_tls(c, iov, n);
     while (n > 0) {
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
-        ssize_t r = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+        ssize_t r = sendmsg(c->io.fd, &m, MSG_NOSIGNAL);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -356,6 +408,11 @@ void http_request_hijack(struct http_request *req, const void **data, size_t *le
     c->rstart = c->rlen = 0;
 }
 
+struct http_io *http_request_io(struct http_request *req)
+{
+    return &conn_of(req)->io;
+}
+
 /* ---- request bodies ---- */
 
 static ssize_t body_read_length(struct http_conn *c, void *buf, size_t n)
@@ -556,7 +613,7 @@ static int conn_prepare_request(struct http_conn *c, size_t head_len)
 {
     struct http_request *req = &c->req;
     memset(req, 0, sizeof(*req));
-    req->fd = c->fd;
+    req->fd = c->io.fd;
     req->server_private = c;
     req->method = "";
     req->query = "";
@@ -687,6 +744,17 @@ static long conn_read_head(struct http_conn *c)
     }
 }
 
+/* Answer a connection that sent no request we could parse, then close. */
+static void conn_reject_early(struct http_conn *c, int status, const char *why)
+{
+    memset(&c->req, 0, sizeof(c->req));
+    c->req.fd = c->io.fd;
+    c->req.server_private = c;
+    c->req.method = "";
+    c->req.head.minor_version = 1;
+    conn_reject(c, status, why);
+}
+
 static void conn_serve(struct http_conn *c)
 {
     for (;;) {
@@ -694,12 +762,7 @@ static void conn_serve(struct http_conn *c)
         if (hl == 0)
             return;
         if (hl < 0) {
-            memset(&c->req, 0, sizeof(c->req));
-            c->req.fd = c->fd;
-            c->req.server_private = c;
-            c->req.method = "";
-            c->req.head.minor_version = 1;
-            conn_reject(c, (int)-hl, "request head too large");
+            conn_reject_early(c, (int)-hl, "request head too large");
             return;
         }
         if (conn_prepare_request(c, (size_t)hl) < 0)
@@ -717,6 +780,7 @@ static void server_unref(struct http_server *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) == 1) {
         close(s->listen_fd);
+        http_tls_context_free(s->tls);
         free(s);
     }
 }
@@ -728,35 +792,55 @@ static void server_unref(struct http_server *s)
 static void conn_linger(struct http_conn *c)
 {
     struct timeval tv = {.tv_sec = 1};
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    shutdown(c->fd, SHUT_WR);
+    setsockopt(c->io.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    shutdown(c->io.fd, SHUT_WR);
     double until = monotonic_sec() + HTTP_LINGER_SEC;
     char scratch[16384];
     while (monotonic_sec() < until) {
-        ssize_t r = recv(c->fd, scratch, sizeof(scratch), 0);
+        ssize_t r = recv(c->io.fd, scratch, sizeof(scratch), 0);
         if (r <= 0 && !(r < 0 && errno == EINTR))
             break;
     }
+}
+
+/* TLS: the handshake, in this thread and within the idle timeout. 0 when
+ * requests may follow. A plain HTTP request gets a plain 400 that says why. */
+static int conn_start_tls(struct http_conn *c)
+{
+    int r = http_io_accept(&c->io, c->srv->tls, c->srv->cfg.idle_timeout_sec * 1000);
+    if (r == HTTP_IO_PLAINTEXT)
+        conn_reject_early(c, 400, "this port speaks HTTPS (TLS); use an https:// URL");
+    else if (r < 0)
+        c->dead = 1;
+    return r;
 }
 
 static void *conn_thread(void *arg)
 {
     struct http_conn *c = arg;
     struct http_server *s = c->srv;
-    conn_serve(c);
+    if (s->tls == NULL || conn_start_tls(c) == 0)
+        conn_serve(c);
+    http_io_close(&c->io, c->dead);
     /* Body or pipelined bytes may be unread (a rejected request, a 413). */
     if (!c->dead && !c->hijacked && (c->rlen > 0 || !c->req.body_done))
         conn_linger(c);
-    close(c->fd);
+    close(c->io.fd);
     free(c);
     atomic_fetch_sub(&s->nconns, 1);
     server_unref(s);
     return NULL;
 }
 
-/* Over capacity: a canned answer, never blocking the accept loop. */
-static void reject_busy(int fd)
+/* Over capacity: a canned answer, never blocking the accept loop. (A TLS
+ * client could not read it before a handshake we have no thread for: it
+ * just sees the connection close.) */
+static void reject_busy(struct http_server *s, int fd)
 {
+    if (s->tls) {
+        close(fd);
+        return;
+    }
     static const char body[] =
         "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many connections\"}}";
     char resp[512];
@@ -774,7 +858,7 @@ static void server_dispatch(struct http_server *s, int fd)
     if (atomic_fetch_add(&s->nconns, 1) >= s->cfg.max_connections) {
         atomic_fetch_sub(&s->nconns, 1);
         log_warn("http: %d connections open, refusing one", s->cfg.max_connections);
-        reject_busy(fd);
+        reject_busy(s, fd);
         return;
     }
     struct timeval tv = {.tv_sec = s->cfg.idle_timeout_sec};
@@ -791,7 +875,7 @@ static void server_dispatch(struct http_server *s, int fd)
     int ok = c != NULL && pthread_attr_init(&attr) == 0;
     if (ok) {
         c->srv = s;
-        c->fd = fd;
+        http_io_plain(&c->io, fd);
         atomic_fetch_add(&s->refs, 1);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, HTTP_THREAD_STACK);
@@ -804,7 +888,7 @@ static void server_dispatch(struct http_server *s, int fd)
         log_warn("http: cannot start a connection thread");
         free(c);
         atomic_fetch_sub(&s->nconns, 1);
-        reject_busy(fd);
+        reject_busy(s, fd);
     }
 }
 
@@ -898,8 +982,23 @@ struct http_server *http_server_new(const struct http_server_config *cfg, char *
         s->cfg.max_connections = HTTP_DEFAULT_MAX_CONNS;
     if (s->cfg.max_json_body == 0)
         s->cfg.max_json_body = HTTP_DEFAULT_JSON_MAX;
+    /* Before binding: a bad certificate is a start-up error, like a bad address. */
+    if (cfg->tls_cert || cfg->tls_key) {
+        if (!cfg->tls_cert || !cfg->tls_key) {
+            snprintf(errbuf, errlen, "TLS needs both a certificate and a key");
+            free(s);
+            return NULL;
+        }
+        s->tls = http_tls_context(cfg->tls_cert, cfg->tls_key, errbuf, errlen);
+        if (s->tls == NULL) {
+            free(s);
+            return NULL;
+        }
+    }
+    s->cfg.tls_cert = s->cfg.tls_key = NULL; /* the caller's strings, like listen */
     s->listen_fd = listen_on(cfg->listen, &s->port, errbuf, errlen);
     if (s->listen_fd < 0) {
+        http_tls_context_free(s->tls);
         free(s);
         return NULL;
     }

@@ -39,6 +39,9 @@ struct http_server_config {
     size_t max_json_body; /* bodies read with http_read_json larger than this -> 413 */
     int idle_timeout_sec; /* keep-alive idle / slow client timeout (<= 0: 60) */
     int max_connections;  /* concurrent connections; over it: 503 (<= 0: 1024) */
+    /* PEM files: both set = every connection speaks TLS (the handshake runs
+     * in the connection's thread, within idle_timeout_sec); both NULL = plain. */
+    const char *tls_cert, *tls_key;
     http_handler_fn handler;
     void *ctx;
 };
@@ -96,8 +99,13 @@ int http_stream_end(struct http_request *req);
 /* Take over the raw connection (WebSocket upgrade, port proxy). Sets *data
  * and *len to the bytes already read from the socket past the request head
  * (the start of the body or upgraded stream; forward them first). From then
- * on the handler reads/writes req->fd itself; the server sends nothing more
- * and closes the fd when the handler returns. */
+ * on the handler reads/writes through http_request_io(req) itself (req->fd
+ * is for poll() and shutdown() only: with TLS its bytes are encrypted); the
+ * server sends nothing more and closes the connection when the handler
+ * returns. */
 void http_request_hijack(struct http_request *req, const void **data, size_t *len);
+
+/* The connection's byte stream (http_io.h): plain or TLS. */
+struct http_io *http_request_io(struct http_request *req);
 
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct options {
@@ -31,17 +32,21 @@ struct options {
     int max_host;
     int64_t disk_mb;
     const char *domain;
+    const char *tls_cert, *tls_key;
+    int idle_timeout;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: lizardd [--listen ADDR:PORT] [--data-dir DIR] [--template-dir DIR]\n"
                "               [--agent PATH] [--max-running N] [--max-sandboxes N]\n"
-               "               [--disk-mb N] [--domain DOMAIN]\n"
+               "               [--disk-mb N] [--domain DOMAIN] [--idle-timeout SEC]\n"
+               "               [--tls-cert CERT.pem --tls-key KEY.pem]\n"
                "defaults: 127.0.0.1:7400, /var/lib/lizard, $LIZARD_TEMPLATE_DIR or\n"
                "/var/lib/lizard/templates, lizard-agent next to this program,\n"
                "100 running sandboxes per project, 1000 per host, 10240 MiB disk each,\n"
-               "exposed ports at PORT-SANDBOXID.localhost\n");
+               "exposed ports at PORT-SANDBOXID.localhost, 60 s idle/slow-client timeout;\n"
+               "with a certificate and key, API and port proxy speak HTTPS\n");
 }
 
 /* Exposed ports are named PORT-ID.DOMAIN: DOMAIN must be a plain host name. */
@@ -63,6 +68,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"max-sandboxes", required_argument, NULL, 'm'},
         {"disk-mb", required_argument, NULL, 'k'},
         {"domain", required_argument, NULL, 'D'},
+        {"tls-cert", required_argument, NULL, 'C'},
+        {"tls-key", required_argument, NULL, 'K'},
+        {"idle-timeout", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -74,7 +82,10 @@ static int parse_options(int argc, char **argv, struct options *o)
                           100,
                           1000,
                           10240,
-                          "localhost"};
+                          "localhost",
+                          NULL,
+                          NULL,
+                          60};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -102,6 +113,15 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'D':
             o->domain = optarg;
             break;
+        case 'C':
+            o->tls_cert = optarg;
+            break;
+        case 'K':
+            o->tls_key = optarg;
+            break;
+        case 'I':
+            o->idle_timeout = atoi(optarg);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -111,8 +131,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
     }
     if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16 ||
-        !domain_is_valid(o->domain)) {
+        !domain_is_valid(o->domain) || o->idle_timeout < 1) {
         usage(stderr);
+        return -1;
+    }
+    if (!o->tls_cert != !o->tls_key) {
+        fprintf(stderr, "lizardd: --tls-cert and --tls-key go together (HTTPS needs both)\n");
         return -1;
     }
     return 0;
@@ -188,6 +212,16 @@ static int bootstrap(struct lizardd *d, lz_error *err)
 static int open_data_dir(struct lizardd *d, lz_error *err)
 {
     char path[PATH_MAX];
+    /* Agent sockets live at DATA/sandboxes/ID/agent.sock, and a Unix
+     * socket path must fit sun_path: say so now rather than at each create. */
+    size_t longest = strlen(d->data_dir) + strlen("/sandboxes/") + strlen("sb_") +
+                     SANDBOX_ID_CHARS + strlen("/agent.sock");
+    if (longest >= sizeof(((struct sockaddr_un *)0)->sun_path))
+        return lz_error_set(err, ENAMETOOLONG,
+                            "data dir %s is too long for the agent sockets under it (at most "
+                            "%zu characters)",
+                            d->data_dir, sizeof(((struct sockaddr_un *)0)->sun_path) - 1 -
+                                             (longest - strlen(d->data_dir)));
     if (mkdir_p(d->data_dir, 0700, err) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/sandboxes", d->data_dir);
@@ -255,16 +289,19 @@ int main(int argc, char **argv)
     struct http_server_config hcfg = {
         .listen = o.listen,
         .max_json_body = API_MAX_JSON_BODY,
-        .idle_timeout_sec = 60,
+        .idle_timeout_sec = o.idle_timeout,
+        .tls_cert = o.tls_cert,
+        .tls_key = o.tls_key,
         .handler = api_handle,
         .ctx = &d,
     };
     struct http_server *server = http_server_new(&hcfg, errbuf, sizeof(errbuf));
     if (server == NULL) {
-        log_error("listen %s: %s", o.listen, errbuf);
+        log_error("%s", errbuf); /* names the address or the TLS file */
         return 1;
     }
     d.listen_port = http_server_port(server); /* before run(): no request has come yet */
+    d.tls = o.tls_cert != NULL;
     if (sandboxes_watch_start(&d, &err) < 0 || snapshots_pool_start(&d, &err) < 0) {
         log_error("%s", err.msg);
         return 1;
@@ -274,7 +311,8 @@ int main(int argc, char **argv)
     char *colon = strrchr(host, ':');
     if (colon)
         *colon = '\0';
-    snprintf(url, sizeof(url), "http://%s:%d\n", host, http_server_port(server));
+    snprintf(url, sizeof(url), "%s://%s:%d\n", d.tls ? "https" : "http", host,
+             http_server_port(server));
     snprintf(path, sizeof(path), "%s/api-url", d.data_dir);
     write_file_atomic(path, url, 0644, NULL);
     printf("lizardd listening on %s", url);

@@ -89,14 +89,16 @@ int ports_token_valid(struct lizardd *d, const char *sandbox_id, int port, const
 json_t *ports_json(const struct lizardd *d, const struct port_record *p, int with_token)
 {
     char host[256], url[512], token[PORTS_TOKEN_LEN + 1];
+    const char *scheme = d->tls ? "https" : "http";
     snprintf(host, sizeof(host), "%d-%s.%s", p->port, p->sandbox_id, d->domain);
     json_t *o = json_pack("{s:i, s:s}", "port", p->port, "hostname", host);
     if (with_token) {
         ports_token(d, p, token);
-        snprintf(url, sizeof(url), "http://%s:%d/?lizard_token=%s", host, d->listen_port, token);
+        snprintf(url, sizeof(url), "%s://%s:%d/?lizard_token=%s", scheme, host, d->listen_port,
+                 token);
         json_object_set_new(o, "accessToken", json_string(token));
     } else {
-        snprintf(url, sizeof(url), "http://%s:%d/", host, d->listen_port);
+        snprintf(url, sizeof(url), "%s://%s:%d/", scheme, host, d->listen_port);
     }
     json_object_set_new(o, "url", json_string(url));
     return o;

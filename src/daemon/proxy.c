@@ -5,9 +5,12 @@
  * Buffers are bounded (PROXY_BUF each way): a slow reader stops us reading
  * from the other side, so memory per connection stays fixed and nothing is
  * ever buffered whole. Keep-alive, chunked bodies, server-sent events and
- * WebSocket upgrades are just bytes to this loop. */
+ * WebSocket upgrades are just bytes to this loop. The client side goes
+ * through http_io (plain or TLS); with TLS, bytes OpenSSL already decrypted
+ * count as readable although poll() cannot see them. */
 #include "proxy.h"
 #include "daemon.h"
+#include "http_io.h"
 #include "ports.h"
 #include "proxy_parse.h"
 #include "../common/cleanup.h"
@@ -21,11 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROXY_BUF (64 * 1024)
 #define PROXY_IDLE_MS (300 * 1000)     /* nothing moved either way */
 #define PROXY_HALF_IDLE_MS (30 * 1000) /* one side finished, the other silent */
+/* Nothing listening yet: retry this long before answering 502, so a server
+ * started just before the request (the quickstart starts one with `nohup
+ * ... &` and fetches at once) gets the moment it needs to bind. */
+#define PROXY_CONNECT_WAIT_MS 3000
+#define PROXY_CONNECT_RETRY_MS 25
 
 /* ---- the registry of live connections (for pause and kill) ---- */
 
@@ -99,7 +108,7 @@ void proxy_close_sandbox(const char *sandbox_id)
 
 /* One direction: bytes read from `from` wait in buf until `to` takes them. */
 struct flow {
-    int from, to;
+    struct http_io *from, *to;
     char *buf;
     size_t start, len;
     int eof;  /* `from` ended: shut `to` down for writing once buf is empty */
@@ -116,7 +125,7 @@ static int set_nonblocking(int fd)
 static int flow_write(struct flow *f)
 {
     while (f->len > 0) {
-        ssize_t w = send(f->to, f->buf + f->start, f->len, MSG_NOSIGNAL);
+        ssize_t w = http_io_write(f->to, f->buf + f->start, f->len);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -136,12 +145,15 @@ static int flow_read(struct flow *f)
     if (f->start > 0 && f->len > 0)
         memmove(f->buf, f->buf + f->start, f->len);
     f->start = 0;
-    ssize_t r = recv(f->from, f->buf + f->len, PROXY_BUF - f->len, 0);
-    if (r < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-    if (r == 0)
-        f->eof = 1;
-    f->len += r;
+    /* TLS hands out one record (16 KiB) per read: take what it holds. */
+    do {
+        ssize_t r = http_io_read(f->from, f->buf + f->len, PROXY_BUF - f->len);
+        if (r < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+        if (r == 0)
+            f->eof = 1;
+        f->len += r;
+    } while (!f->eof && f->len < PROXY_BUF && http_io_pending(f->from) > 0);
     return 0;
 }
 
@@ -150,8 +162,9 @@ static void flow_step(struct flow *f, short from_ev, short to_ev)
 {
     if (f->done)
         return;
-    if ((from_ev & (POLLIN | POLLHUP | POLLERR)) && !f->eof && f->len < PROXY_BUF &&
-        flow_read(f) < 0)
+    int readable =
+        (from_ev & (f->from->read_wait | POLLHUP | POLLERR)) || http_io_pending(f->from) > 0;
+    if (readable && !f->eof && f->len < PROXY_BUF && flow_read(f) < 0)
         f->eof = 1; /* a reset reader is an end too; what we hold still goes out */
     if ((f->len > 0 || (to_ev & (POLLERR | POLLHUP))) && flow_write(f) < 0) {
         f->done = 1; /* nobody left to deliver to */
@@ -161,36 +174,43 @@ static void flow_step(struct flow *f, short from_ev, short to_ev)
     if (f->eof && f->len == 0) {
         /* Half-close: pass the end on, keep the other direction running
          * (a client may finish its upload and still read the answer). */
-        shutdown(f->to, SHUT_WR);
+        http_io_shutdown_write(f->to);
         f->done = 1;
     }
 }
 
+static int flow_wants_read(const struct flow *f)
+{
+    return !f->done && !f->eof && f->len < PROXY_BUF;
+}
+
 static short flow_events_from(const struct flow *f)
 {
-    return !f->done && !f->eof && f->len < PROXY_BUF ? POLLIN : 0;
+    return flow_wants_read(f) ? f->from->read_wait : 0;
 }
 
 static short flow_events_to(const struct flow *f)
 {
-    return !f->done && f->len > 0 ? POLLOUT : 0;
+    return !f->done && f->len > 0 ? f->to->write_wait : 0;
 }
 
 /* Splice until both directions are done, one side is broken, or the
  * connection has been idle too long. up starts with the request head. */
 static void splice_loop(struct flow *up, struct flow *down)
 {
-    int client = up->from, upstream = up->to;
     while (!up->done || !down->done) {
         struct pollfd p[2] = {
-            {client, flow_events_from(up) | flow_events_to(down), 0},
-            {upstream, flow_events_from(down) | flow_events_to(up), 0},
+            {up->from->fd, flow_events_from(up) | flow_events_to(down), 0},
+            {up->to->fd, flow_events_from(down) | flow_events_to(up), 0},
         };
         int timeout = up->done || down->done ? PROXY_HALF_IDLE_MS : PROXY_IDLE_MS;
+        /* Decrypted bytes waiting inside TLS: poll() only to see what else is ready. */
+        if (flow_wants_read(up) && http_io_pending(up->from) > 0)
+            timeout = 0;
         int r = poll(p, 2, timeout);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0 || (r == 0 && timeout > 0))
             return; /* idle timeout (or a poll failure): close both */
         if ((p[0].revents | p[1].revents) & POLLNVAL)
             return;
@@ -284,9 +304,16 @@ static int connect_upstream(struct lizardd *d, struct http_request *req,
     }
     lz_error err;
     struct runtime_handle h = {sb->init_pid, sb->init_start_time};
-    int fd = d->runtime->connect_port(&d->rcfg, &h, port, &err);
-    if (fd >= 0)
-        return fd;
+    int fd;
+    for (int waited = 0;; waited += PROXY_CONNECT_RETRY_MS) {
+        fd = d->runtime->connect_port(&d->rcfg, &h, port, &err);
+        if (fd >= 0)
+            return fd;
+        if (err.errnum != ECONNREFUSED || waited >= PROXY_CONNECT_WAIT_MS)
+            break;
+        struct timespec ts = {0, PROXY_CONNECT_RETRY_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (err.errnum == ECONNREFUSED)
         proxy_error(req, 502, "bad_gateway",
                     "nothing is listening on port %d in sandbox %s (start a server on "
@@ -322,8 +349,10 @@ static int fill_request(struct http_request *req, int port, struct flow *up)
 static void splice_request(struct http_request *req, struct proxy_conn *pc, int upstream)
 {
     cleanup_free char *bufs = malloc(2 * PROXY_BUF);
-    struct flow up = {.from = req->fd, .to = upstream, .buf = bufs};
-    struct flow down = {.from = upstream, .to = req->fd, .buf = bufs + PROXY_BUF};
+    struct http_io *client = http_request_io(req), sandbox;
+    http_io_plain(&sandbox, upstream);
+    struct flow up = {.from = client, .to = &sandbox, .buf = bufs};
+    struct flow down = {.from = &sandbox, .to = client, .buf = bufs + PROXY_BUF};
     if (bufs == NULL) {
         proxy_error(req, 503, "unavailable", "out of memory");
         return;

@@ -19,13 +19,14 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Sequence, Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -60,12 +61,16 @@ def unique(prefix: str) -> str:
 
 class Daemon:
     """One lizardd process on a fixed port and data dir; can be killed -9 and
-    restarted on the same data dir."""
+    restarted on the same data dir. With `tls` (a client context that trusts
+    its certificate) it speaks HTTPS: `extra_args` then hold --tls-cert/--tls-key."""
 
-    def __init__(self, data_dir: Path, port: int) -> None:
+    def __init__(self, data_dir: Path, port: int, extra_args: Sequence[str] = (),
+                 tls: Optional[ssl.SSLContext] = None) -> None:
+        self.extra_args = list(extra_args)
         self.data_dir = data_dir
         self.port = port
-        self.url = "http://127.0.0.1:%d" % port
+        self.tls = tls
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http", port)
         self.proc: Optional[subprocess.Popen] = None
         self.admin_key = ""
         self.log_path = data_dir.parent / "lizardd.log"
@@ -81,7 +86,7 @@ class Daemon:
         self.proc = subprocess.Popen(
             [str(LIZARDD), "--listen", "127.0.0.1:%d" % self.port,
              "--data-dir", str(self.data_dir), "--template-dir", str(TEMPLATE_DIR),
-             "--disk-mb", str(TEST_DISK_MB)],
+             "--disk-mb", str(TEST_DISK_MB)] + self.extra_args,
             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
         log.close()
@@ -98,9 +103,15 @@ class Daemon:
             time.sleep(0.05)
         self.admin_key = (self.data_dir / "admin-key").read_text().strip()
 
+    def conn(self, timeout: float = 60) -> http.client.HTTPConnection:
+        if self.tls:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=self.tls)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
     def healthy(self) -> bool:
         try:
-            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+            c = self.conn(timeout=5)
             c.request("GET", "/healthz")
             r = c.getresponse()
             body = r.read()
@@ -154,19 +165,7 @@ def daemon():
     try:
         yield d
     finally:
-        # Sandboxes outlive the daemon by design (so a restart finds them),
-        # so the harness kills what the tests left before stopping it.
-        if d.alive():
-            try:
-                adm = lizard.Lizard(api_url=d.url, api_key=d.admin_key)
-                # Deleting a snapshot kills its warm pool (unlisted sandboxes).
-                for snap in lizard.Sandbox.list_snapshots(api_url=d.url, api_key=d.admin_key):
-                    lizard.Sandbox.delete_snapshot(snap.id, api_url=d.url, api_key=d.admin_key)
-                for sb in adm.list():
-                    adm.connect(sb.sandbox_id).kill()
-            except lizard.LizardError as e:
-                print("cleanup failed: %s" % e, file=sys.stderr)
-        d.stop()
+        stop_and_clean(d)
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -176,6 +175,22 @@ def daemon():
             print("kept %s" % tmp, file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def stop_and_clean(d: Daemon) -> None:
+    """Kill what the tests left, then stop the daemon. Sandboxes outlive the
+    daemon by design (so a restart finds them), hence the kills first."""
+    if d.alive():
+        try:
+            adm = lizard.Lizard(api_url=d.url, api_key=d.admin_key)
+            # Deleting a snapshot kills its warm pool (unlisted sandboxes).
+            for snap in lizard.Sandbox.list_snapshots(api_url=d.url, api_key=d.admin_key):
+                lizard.Sandbox.delete_snapshot(snap.id, api_url=d.url, api_key=d.admin_key)
+            for sb in adm.list():
+                adm.connect(sb.sandbox_id).kill()
+        except lizard.LizardError as e:
+            print("cleanup failed: %s" % e, file=sys.stderr)
+    d.stop()
 
 
 def require_template(name: str) -> None:

@@ -46,8 +46,8 @@ def npm(args, cwd):
                                                               p.stderr)
 
 
-@pytest.fixture(scope="module")
-def node_env(env):
+def prepare_ts_examples() -> None:
+    """Node and npm present, sdk/js built and linked into examples/ts."""
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             pytest.fail("%s is not installed (Node >= 18 runs the TypeScript examples)" % tool,
@@ -59,6 +59,11 @@ def node_env(env):
     ts = EXAMPLES / "ts"
     if not (ts / "node_modules" / "@lizard-build" / "sdk" / "dist" / "index.js").exists():
         npm(["install"], ts)
+
+
+@pytest.fixture(scope="module")
+def node_env(env):
+    prepare_ts_examples()
     return env
 
 

@@ -202,3 +202,37 @@ def test_cli_pause_resume(make_sandbox, cli):
     assert rc == 0 and out.strip() == "%s running" % sb.sandbox_id
     rc, out, err = cli("sandbox", "pause", "not-an-id!")
     assert rc == 2
+
+
+def test_paused_sandboxes_do_not_count_toward_the_cap():
+    # A daemon of its own with a cap of one running sandbox per project
+    # (short data dir: agent sockets live under it, and sun_path is short).
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from conftest import Daemon, free_port
+
+    tmp = Path(tempfile.mkdtemp(prefix="lz-cap-"))
+    d = Daemon(tmp / "data", free_port(), extra_args=["--max-running", "1"])
+    d.start()
+    try:
+        opts = dict(api_url=d.url, api_key=d.admin_key)
+        a = lizard.Sandbox.create("tiny", **opts)
+        with pytest.raises(lizard.RateLimitError):
+            lizard.Sandbox.create("tiny", **opts)
+        a.pause()
+        a.wait_for_status("paused")
+        b = lizard.Sandbox.create("tiny", **opts)  # room again: a is paused
+        # Resuming a would exceed the cap again: refused, a stays paused.
+        with pytest.raises(lizard.RateLimitError):
+            a.resume()
+        assert a.get_info().status == "paused"
+        b.kill()
+        a.resume()
+        a.wait_for_status("running")
+        assert a.process.exec_(["echo", "back"]).stdout == "back\n"
+        a.kill()
+    finally:
+        d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -76,6 +76,7 @@ class Transport:
         self._host = u.hostname
         self._port = u.port or (443 if self._https else 80)
         self._prefix = u.path.rstrip("/")
+        self._ssl = _ssl_context() if self._https else None
         self._local = threading.local()
 
     # ---- connections ----
@@ -83,7 +84,7 @@ class Transport:
     def _new_conn(self, timeout: Optional[float]) -> http.client.HTTPConnection:
         if self._https:
             return http.client.HTTPSConnection(
-                self._host, self._port, timeout=timeout, blocksize=BLOCK_SIZE
+                self._host, self._port, timeout=timeout, blocksize=BLOCK_SIZE, context=self._ssl
             )
         return http.client.HTTPConnection(
             self._host, self._port, timeout=timeout, blocksize=BLOCK_SIZE
@@ -357,6 +358,20 @@ class Response:
             except ValueError:
                 pass
         return error_for_status(self.status, message, code, retry_after)
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The system's trust (which honours SSL_CERT_FILE / SSL_CERT_DIR) plus the
+    PEM certificates in LIZARD_CA_FILE, if set: the CA of a lizardd with its
+    own certificate (like Node's NODE_EXTRA_CA_CERTS)."""
+    ctx = ssl.create_default_context()
+    ca = os.environ.get("LIZARD_CA_FILE")
+    if ca:
+        try:
+            ctx.load_verify_locations(cafile=ca)
+        except (OSError, ssl.SSLError) as e:
+            raise errors.InvalidArgumentError("LIZARD_CA_FILE=%s: %s" % (ca, e)) from e
+    return ctx
 
 
 def _peer_closed(sock: socket.socket) -> bool:
