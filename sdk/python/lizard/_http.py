@@ -263,6 +263,198 @@ class Response:
 
     def iter_chunks(self, size: int = BLOCK_SIZE) -> Iterator[bytes]:
         """Yield the body in pieces (for streamed responses)."""
+        def pieces() -> Iterator[bytes]:
+            while True:
+                b = self.raw.read1(size) if hasattr(self.raw, "read1") else self.raw.read(size)
+                if not b:
+                    return
+                yield b
+        return self._guarded(pieces(), "timed out reading the server's answer",
+                             "connection lost while reading")
+
+    def iter_lines(self) -> Iterator[bytes]:
+        """Yield body lines (NDJSON), each without its newline."""
+        def lines() -> Iterator[bytes]:
+            while True:
+                line = self.raw.readline()
+                if not line:
+                    return
+                line = line.rstrip(b"\r\n")
+                if line:
+                    yield line
+        return self._guarded(lines(), "timed out waiting for the command's output",
+                             "connection lost while streaming")
+
+    def _guarded(self, items: Iterator[bytes], timeout_msg: str,
+                 lost_msg: str) -> Iterator[bytes]:
+        """Pass items through; map transport failures to SDK errors and keep
+        the connection only when the body was read to its end."""
+        try:
+            yield from items
+        except socket.timeout as e:
+            self._abandon()
+            raise errors.TimeoutError(timeout_msg) from e
+        except _CONN_ERRORS as e:
+            self._abandon()
+            raise APIConnectionError("%s: %s" % (lost_msg, e)) from e
+        except BaseException:
+            # The caller's callback raised or the generator was dropped: the
+            # rest of the stream is still in flight, so the connection cannot
+            # be reused.
+            self._abandon()
+            raise
+        self._finish()
+
+    def close(self) -> None:
+        """Close this thread's keep-alive connection."""
+        self._drop_conn()
+
+    # ---- requests ----
+
+    def url_path(self, path: str, query: Optional[Mapping[str, Any]] = None) -> str:
+        full = self._prefix + path
+        if query:
+            q = {k: _query_value(v) for k, v in query.items() if v is not None}
+            if q:
+                full += "?" + urllib.parse.urlencode(q, quote_via=urllib.parse.quote)
+        return full
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[Mapping[str, Any]] = None,
+        json: Any = None,
+        body: Body = None,
+        content_length: Optional[int] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        timeout: Union[float, None, str] = "default",
+        stream: bool = False,
+        auth: bool = True,
+    ) -> "Response":
+        """Send a request and return its response (status < 400).
+
+        `timeout` is the socket timeout in seconds (None = wait forever).
+        With `stream`, the caller reads the body from the returned response
+        and must close it; otherwise the body is read here.
+        Raises the typed error of the server's answer for status >= 400.
+        """
+        if timeout == "default":
+            timeout = self.request_timeout
+        hdrs = {"User-Agent": _USER_AGENT, "Accept": "application/json"}
+        if auth:
+            if not self.api_key:
+                raise AuthenticationError(
+                    "no API key: set LIZARD_API_KEY or pass api_key=", status=None
+                )
+            hdrs["Authorization"] = "Bearer " + self.api_key
+        if json is not None:
+            body = _json.dumps(json, separators=(",", ":")).encode()
+            hdrs["Content-Type"] = "application/json"
+        elif method in ("POST", "PUT") and body is None:
+            body = b""
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            content_length = len(body)
+        if content_length is not None:
+            hdrs["Content-Length"] = str(content_length)
+        elif body is not None:
+            hdrs["Transfer-Encoding"] = "chunked"
+        if headers:
+            hdrs.update(headers)
+        target = self.url_path(path, query)
+        # A streamed body (an iterator) can be sent only once.
+        replayable = body is None or isinstance(body, (bytes, bytearray, memoryview))
+
+        attempt = 0
+        while True:
+            attempt += 1
+            conn, reused = self._conn(timeout)  # type: ignore[arg-type]
+            sent = False
+            try:
+                if conn.sock is None:
+                    conn.connect()
+                sent = True
+                conn.request(
+                    method,
+                    target,
+                    body=body,
+                    headers=hdrs,
+                    encode_chunked=content_length is None and body is not None,
+                )
+                resp = conn.getresponse()
+            except socket.timeout as e:
+                self._drop_conn()
+                raise errors.TimeoutError(
+                    "%s %s: no answer within %ss" % (method, path, timeout)
+                ) from e
+            except _CONN_ERRORS as e:
+                self._drop_conn()
+                retry_ok = replayable and (not sent or method in _IDEMPOTENT)
+                if retry_ok and attempt < _RETRIES:
+                    time.sleep(0.05 * attempt)
+                    continue
+                raise APIConnectionError(
+                    "%s %s: cannot reach %s: %s" % (method, path, self.api_url, e)
+                ) from e
+            except OSError as e:  # DNS failure, unreachable network, ...
+                self._drop_conn()
+                raise APIConnectionError(
+                    "%s %s: cannot reach %s: %s" % (method, path, self.api_url, e)
+                ) from e
+            r = Response(self, resp, conn)
+            if resp.status >= 400:
+                raise r.error()
+            if stream:
+                # The stream owns the connection until it is read to the end,
+                # so calls made meanwhile (e.g. from an output callback) on
+                # this thread open their own connection instead of writing
+                # into the middle of this response.
+                self._local.conn = None
+            else:
+                r.read_all()
+            return r
+
+
+class Response:
+    """A response whose body is read from the thread's connection."""
+
+    def __init__(
+        self, transport: Transport, resp: http.client.HTTPResponse,
+        conn: http.client.HTTPConnection,
+    ) -> None:
+        self._t = transport
+        self._conn = conn
+        self.raw = resp
+        self.status = resp.status
+        self.headers = resp.headers
+        self.data = b""
+        self._done = False
+
+    def read_all(self) -> bytes:
+        try:
+            self.data = self.raw.read()
+        except socket.timeout as e:
+            self._abandon()
+            raise errors.TimeoutError("timed out reading the server's answer") from e
+        except _CONN_ERRORS as e:
+            self._abandon()
+            raise APIConnectionError("connection lost while reading: %s" % e) from e
+        self._finish()
+        return self.data
+
+    def json(self) -> Any:
+        if not self.data:
+            return {}
+        try:
+            return _json.loads(self.data)
+        except ValueError as e:
+            raise LizardError(
+                "server answered invalid JSON (HTTP %d)" % self.status, status=self.status
+            ) from e
+
+    def iter_chunks(self, size: int = BLOCK_SIZE) -> Iterator[bytes]:
+        """Yield the body in pieces (for streamed responses)."""
         try:
             while True:
                 b = self.raw.read1(size) if hasattr(self.raw, "read1") else self.raw.read(size)
