@@ -100,6 +100,29 @@ static int fill(struct agent_client *c, lz_error *err)
         return fail(c, AGENT_FAIL_SYS, err, ENOMEM, "buffering agent output%s", NULL);
     return 1;
 }
+/* The next frame of any stream, checked only as a frame: 1 and the frame,
+ * 0 when !wait and nothing complete has arrived, -1 on failure. */
+static int next_raw_frame(struct agent_client *c, struct proto_header *h, const uint8_t **p,
+                          bool wait, lz_error *err)
+{
+    int64_t since = mono_ms();
+    for (;;) {
+        const char *why = NULL;
+        int r = proto_decoder_next(&c->dec, h, p, &why);
+        if (r < 0)
+            return fail(c, AGENT_FAIL_PEER, err, 0, "bad frame from the sandbox agent: %s", why);
+        if (r == 1)
+            return 1;
+        if (wait && wait_agent(c, POLLIN, since, err) < 0)
+            return -1;
+        r = fill(c, err);
+        if (r < 0)
+            return -1;
+        if (r == 0 && !wait)
+            return 0;
+    }
+}
+
 
 /* ---- open / close ---- */
 
@@ -119,30 +142,19 @@ int agent_client_open(struct agent_client *c, int fd, int client_fd, lz_error *e
     if (c->rbuf == NULL)
         return fail(c, AGENT_FAIL_SYS, err, ENOMEM, "agent buffer%s", NULL);
     c->deadline_ms = mono_ms() + AGENT_HELLO_TIMEOUT_MS;
-    int64_t since = mono_ms();
-    for (;;) {
-        struct proto_header h;
-        const uint8_t *p;
-        const char *why = NULL;
-        int r = proto_decoder_next(&c->dec, &h, &p, &why);
-        if (r < 0)
-            return fail(c, AGENT_FAIL_PEER, err, 0, "bad frame from the sandbox agent: %s", why);
-        if (r == 1) {
-            c->deadline_ms = 0;
-            if (h.type != PROTO_HELLO)
-                return fail(c, AGENT_FAIL_PEER, err, 0, "sandbox agent sent %s before HELLO",
-                            proto_type_name(h.type));
-            if (agent_parse_hello(p, h.length, c->agent, sizeof(c->agent), err) < 0) {
-                c->failure = AGENT_FAIL_PEER;
-                return -1;
-            }
-            return 0;
-        }
-        if (wait_agent(c, POLLIN, since, err) < 0)
-            return -1;
-        if (fill(c, err) < 0)
-            return -1;
+    struct proto_header h;
+    const uint8_t *p;
+    if (next_raw_frame(c, &h, &p, true, err) < 0)
+        return -1;
+    c->deadline_ms = 0;
+    if (h.type != PROTO_HELLO)
+        return fail(c, AGENT_FAIL_PEER, err, 0, "sandbox agent sent %s before HELLO",
+                    proto_type_name(h.type));
+    if (agent_parse_hello(p, h.length, c->agent, sizeof(c->agent), err) < 0) {
+        c->failure = AGENT_FAIL_PEER;
+        return -1;
     }
+    return 0;
 }
 
 void agent_client_close(struct agent_client *c)
@@ -301,24 +313,10 @@ int agent_client_next(struct agent_client *c, struct agent_frame *f, bool wait, 
     memset(f, 0, sizeof(*f));
     if (!c->active)
         return fail(c, AGENT_FAIL_SYS, err, EINVAL, "no agent stream in progress%s", NULL);
-    int64_t since = mono_ms();
-    for (;;) {
-        struct proto_header h;
-        const uint8_t *p;
-        const char *why = NULL;
-        int r = proto_decoder_next(&c->dec, &h, &p, &why);
-        if (r < 0)
-            return fail(c, AGENT_FAIL_PEER, err, 0, "bad frame from the sandbox agent: %s", why);
-        if (r == 1)
-            return take_frame(c, &h, p, f, err);
-        if (wait && wait_agent(c, POLLIN, since, err) < 0)
-            return -1;
-        r = fill(c, err);
-        if (r < 0)
-            return -1;
-        if (r == 0 && !wait)
-            return 0;
-    }
+    struct proto_header h;
+    const uint8_t *p;
+    int r = next_raw_frame(c, &h, &p, wait, err);
+    return r == 1 ? take_frame(c, &h, p, f, err) : r;
 }
 
 /* ---- payload validation ---- */
