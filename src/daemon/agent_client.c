@@ -123,7 +123,6 @@ static int next_raw_frame(struct agent_client *c, struct proto_header *h, const 
     }
 }
 
-
 /* ---- open / close ---- */
 
 int agent_client_open(struct agent_client *c, int fd, int client_fd, lz_error *err)
