@@ -12,8 +12,10 @@ LDFLAGS += $(SAN)
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP \
           $(shell pkg-config --cflags $(PKGS))
 LDLIBS_DAEMON := $(shell pkg-config --libs $(PKGS)) -lpthread
-LDLIBS_CLI := $(shell pkg-config --libs jansson) -lpthread
+LDLIBS_CLI := $(shell pkg-config --libs jansson openssl) -lpthread
 B ?= build
+# `make V=1` prints the full compiler command lines.
+Q := $(if $(V),,@)
 
 COMMON_SRC := $(wildcard src/common/*.c)
 PROTO_SRC := $(wildcard src/proto/*.c)
@@ -28,22 +30,27 @@ all: $(B)/lizardd $(B)/lizard $(B)/lizard-agent
 
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The agent runs inside sandboxes whose root filesystem we do not control,
 # so it is linked statically (glibc + jansson) and depends on nothing there.
 $(B)/obj-agent/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $< (agent)")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/lizardd: $(call obj,$(filter-out src/daemon/main_test_hooks.c,$(DAEMON_SRC)))
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+$(B)/lizardd: $(call obj,$(DAEMON_SRC))
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
 
 $(B)/lizard: $(call obj,$(CLI_SRC))
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_CLI)
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_CLI)
 
 $(B)/lizard-agent: $(patsubst src/%.c,$(B)/obj-agent/%.o,$(AGENT_SRC))
-	$(CC) $(LDFLAGS) -static -o $@ $^ -ljansson
+	@echo "  LINK    $@ (static)"
+	$(Q)$(CC) $(LDFLAGS) -static -o $@ $^ -ljansson
 
 # ---- tests ----
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -52,7 +59,8 @@ LIB_OBJ := $(call obj,$(filter-out src/daemon/main.c src/cli/main.c,$(sort $(DAE
 
 $(B)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS_DAEMON) -lcmocka
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS_DAEMON) -lcmocka
 
 # The container runtime driven directly, without the daemon
 # (tests/unit/container_smoke.sh; `container_driver bench` times create+destroy).
@@ -67,12 +75,14 @@ unit: $(UNIT_TESTS)
 test: all unit
 	tests/run-integration.sh
 
-asan:
+# Sanitized lizardd and lizard, and the unit tests under ASan/UBSan. The
+# agent stays the static one (a static binary cannot carry ASan); it is
+# copied next to the sanitized lizardd, which looks for it there. The
+# integration tests run against this build with LIZARD_BUILD_DIR=build/asan.
+asan: build/lizard-agent
 	$(MAKE) B=build/asan CFLAGS="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" \
-	    build/asan/lizardd build/asan/lizard unit-asan
-
-unit-asan: $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+	    build/asan/lizardd build/asan/lizard unit
+	cp build/lizard-agent build/asan/lizard-agent
 
 # Fuzz targets (clang libFuzzer): build/fuzz/fuzz_*; run each for a while.
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -91,5 +101,5 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit test asan unit-asan fuzz format clean
+.PHONY: all unit test asan fuzz format clean
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,4 +1,6 @@
-/* liblizard: a small blocking client of the Lizard REST API (http:// only).
+/* liblizard: a small blocking client of the Lizard REST API (http:// and
+ * https://; for https the certificate is checked against the system's trust
+ * store plus the PEM file in LIZARD_CA_FILE, and must name the URL's host).
  * One TCP connection per request ("Connection: close"), so a caller never
  * has to drain a body it does not want. Thread-compatible: one client per
  * thread. Every call returns the HTTP status (2xx) on success, -STATUS
@@ -14,7 +16,8 @@
 
 typedef struct lizard_client lizard_client;
 
-/* url: "http://HOST[:PORT][/PREFIX]"; key may be NULL (only /healthz then). */
+/* url: "http[s]://HOST[:PORT][/PREFIX]"; key may be NULL (only /healthz
+ * then). Fails for a LIZARD_CA_FILE that cannot be loaded. */
 lizard_client *lizard_client_new(const char *url, const char *key, lz_error *err);
 void lizard_client_free(lizard_client *c);
 
@@ -30,7 +33,8 @@ typedef int (*lizard_chunk_cb)(const char *data, size_t len, void *ud);
 int lizard_request_stream(lizard_client *c, const char *method, const char *path, json_t *body,
                           const char *accept, lizard_chunk_cb cb, void *ud, lz_error *err);
 
-/* NDJSON on top of the stream: cb gets one parsed object per line (borrowed). */
+/* NDJSON on top of the stream: cb gets one parsed object per line (borrowed;
+ * strings may hold NUL bytes: use json_string_length). */
 typedef int (*lizard_line_cb)(json_t *obj, void *ud);
 int lizard_request_ndjson(lizard_client *c, const char *method, const char *path, json_t *body,
                           lizard_line_cb cb, void *ud, lz_error *err);
@@ -43,8 +47,9 @@ int lizard_request_fd(lizard_client *c, const char *method, const char *path, in
 
 /* Percent-encode a query value (malloc'd; NULL on ENOMEM). */
 char *lizard_url_escape(const char *s);
-/* Split "http://host:port/prefix" (pure; for tests). host is unbracketed. */
-int lizard_url_parse(const char *url, char *host, size_t hostsz, char *port, size_t portsz,
-                     char *prefix, size_t prefixsz, lz_error *err);
+/* Split "http[s]://host:port/prefix" (pure; for tests). *tls = https; host is
+ * unbracketed; the port defaults to 80 or 443. */
+int lizard_url_parse(const char *url, int *tls, char *host, size_t hostsz, char *port,
+                     size_t portsz, char *prefix, size_t prefixsz, lz_error *err);
 
 #endif

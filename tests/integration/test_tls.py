@@ -19,6 +19,7 @@ import select
 import socket
 import ssl
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ import lizard
 from conftest import Daemon, free_port, require_template, stop_and_clean
 from test_examples import EXAMPLES, TS_CREATE_EXEC, prepare_ts_examples, seed_text
 from test_ports import start_server
-from tlscerts import DOMAIN, make_certs
+from tlscerts import DOMAIN, make_certs, openssl
 from wsclient import WebSocket, check_echo
 
 HERE = Path(__file__).resolve().parent
@@ -154,6 +155,86 @@ def test_untrusted_certificate_is_refused(tls, monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     with pytest.raises(lizard.APIConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
         lizard.Lizard(api_url=tls.url, api_key=tls.admin_key).list()
+
+
+# ---- the CLI (C client) over HTTPS ----
+
+def tls_env(tls, certs) -> dict:
+    return {"LIZARD_API_URL": tls.url, "LIZARD_CA_FILE": str(certs / "ca.pem")}
+
+
+def test_cli_over_https(tls, certs, cli):
+    require_template("tiny")
+    env = tls_env(tls, certs)
+    rc, sid, err = cli("sandbox", "create", "tiny", key=tls.admin_key, env=env)
+    assert rc == 0, err
+    sid = sid.strip()
+    try:
+        rc, out, err = cli("sandbox", "exec", sid, "--", "echo", "hi", key=tls.admin_key, env=env)
+        assert (rc, out) == (0, "hi\n"), err
+        # NDJSON streaming: several events, both streams, the exit code.
+        rc, out, err = cli("sandbox", "exec", sid, "--",
+                           "for i in 1 2 3; do echo line $i; done; echo e >&2; exit 7",
+                           key=tls.admin_key, env=env)
+        assert (rc, out, err) == (7, "line 1\nline 2\nline 3\n", "e\n")
+        rc, out, err = cli("sandbox", "ls", "--json", key=tls.admin_key, env=env)
+        assert rc == 0, err
+        assert sid in {s["sandboxId"] for s in json.loads(out)["sandboxes"]}
+        # The certificate names localhost too: a DNS name is checked as such.
+        rc, out, err = cli("sandbox", "info", sid, key=tls.admin_key,
+                           env=dict(env, LIZARD_API_URL="https://localhost:%d" % tls.port))
+        assert rc == 0 and sid in out, err
+    finally:
+        cli("sandbox", "kill", sid, key=tls.admin_key, env=env)
+
+
+def test_cli_refuses_untrusted_certificate(tls, cli, monkeypatch):
+    monkeypatch.delenv("LIZARD_CA_FILE")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    rc, out, err = cli("sandbox", "ls", key=tls.admin_key, env={"LIZARD_API_URL": tls.url})
+    assert rc != 0 and out == ""
+    assert "certificate verify failed: unable to get local issuer certificate" in err, err
+    assert "LIZARD_CA_FILE" in err
+    rc, _, err = cli("sandbox", "ls", key=tls.admin_key,
+                     env={"LIZARD_API_URL": tls.url, "LIZARD_CA_FILE": "/nonexistent.pem"})
+    assert rc != 0 and "LIZARD_CA_FILE=/nonexistent.pem: No such file" in err, err
+    # http:// to the TLS port: lizardd answers in plain text.
+    rc, _, err = cli("sandbox", "ls", key=tls.admin_key,
+                     env={"LIZARD_API_URL": tls.url.replace("https:", "http:")})
+    assert rc != 0 and "https://" in err, err
+
+
+def test_cli_checks_the_certificate_names_the_host(certs, cli):
+    """A certificate from the trusted CA, but for another name: refused."""
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", "other.key", "-out", "other.csr", "-subj", "/CN=other", cwd=certs)
+    (certs / "other.cnf").write_text("subjectAltName=DNS:other.example\n")
+    openssl("x509", "-req", "-in", "other.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-out", "other.pem", "-days", "2", "-extfile", "other.cnf", cwd=certs)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "other.pem", certs / "other.key")
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def serve():  # one handshake per client; the client aborts it
+        for _ in range(2):
+            c, _ = srv.accept()
+            try:
+                ctx.wrap_socket(c, server_side=True).close()
+            except (ssl.SSLError, OSError):
+                c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        for host, why in (("127.0.0.1", "IP address mismatch"), ("localhost", "hostname mismatch")):
+            rc, _, err = cli("sandbox", "ls", env={
+                "LIZARD_API_URL": "https://%s:%d" % (host, port),
+                "LIZARD_CA_FILE": str(certs / "ca.pem")})
+            assert rc != 0 and "certificate verify failed: " + why in err, err
+        t.join(30)
+    finally:
+        srv.close()
 
 
 # ---- the port proxy over HTTPS ----

@@ -127,26 +127,38 @@ static void test_url(void **state)
 {
     (void)state;
     char h[64], p[8], pre[64];
+    int tls = -1;
     lz_error err = {0};
-    assert_int_equal(lizard_url_parse("http://127.0.0.1:7400", h, 64, p, 8, pre, 64, &err), 0);
+    assert_int_equal(lizard_url_parse("http://127.0.0.1:7400", &tls, h, 64, p, 8, pre, 64, &err),
+                     0);
     assert_string_equal(h, "127.0.0.1");
     assert_string_equal(p, "7400");
     assert_string_equal(pre, "");
-    assert_int_equal(lizard_url_parse("http://example.com/lz/", h, 64, p, 8, pre, 64, &err), 0);
+    assert_int_equal(lizard_url_parse("http://example.com/lz/", &tls, h, 64, p, 8, pre, 64, &err),
+                     0);
     assert_string_equal(h, "example.com");
     assert_string_equal(p, "80");
     assert_string_equal(pre, "/lz");
-    assert_int_equal(lizard_url_parse("http://[::1]:9/", h, 64, p, 8, pre, 64, &err), 0);
+    assert_int_equal(lizard_url_parse("http://[::1]:9/", &tls, h, 64, p, 8, pre, 64, &err), 0);
     assert_string_equal(h, "::1");
     assert_string_equal(p, "9");
-    assert_int_equal(lizard_url_parse("https://x", h, 64, p, 8, pre, 64, &err), -1);
-    assert_non_null(strstr(err.msg, "https"));
-    assert_int_equal(lizard_url_parse("127.0.0.1:7400", h, 64, p, 8, pre, 64, &err), -1);
-    assert_int_equal(lizard_url_parse("http://:80", h, 64, p, 8, pre, 64, &err), -1);
-    assert_int_equal(lizard_url_parse("http://h:99999", h, 64, p, 8, pre, 64, &err), -1);
-    assert_int_equal(lizard_url_parse("http://h:0", h, 64, p, 8, pre, 64, &err), -1);
-    assert_int_equal(lizard_url_parse("http://h:80x", h, 64, p, 8, pre, 64, &err), -1);
-    assert_int_equal(lizard_url_parse("http://[::1", h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(tls, 0);
+    assert_int_equal(lizard_url_parse("https://x", &tls, h, 64, p, 8, pre, 64, &err), 0);
+    assert_int_equal(tls, 1);
+    assert_string_equal(h, "x");
+    assert_string_equal(p, "443");
+    assert_int_equal(lizard_url_parse("https://[::1]:8443/a", &tls, h, 64, p, 8, pre, 64, &err), 0);
+    assert_string_equal(h, "::1");
+    assert_string_equal(p, "8443");
+    assert_string_equal(pre, "/a");
+    assert_int_equal(lizard_url_parse("ftp://x", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_non_null(strstr(err.msg, "https://"));
+    assert_int_equal(lizard_url_parse("127.0.0.1:7400", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(lizard_url_parse("http://:80", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(lizard_url_parse("http://h:99999", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(lizard_url_parse("http://h:0", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(lizard_url_parse("http://h:80x", &tls, h, 64, p, 8, pre, 64, &err), -1);
+    assert_int_equal(lizard_url_parse("http://[::1", &tls, h, 64, p, 8, pre, 64, &err), -1);
 }
 
 static void test_url_escape(void **state)
