@@ -1,5 +1,6 @@
 /* Helpers every command file of `lizard` uses: errors, server discovery. */
 #include "cli.h"
+#include "args.h"
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 
@@ -153,4 +154,14 @@ int cli_dispatch(const char *group, const char *usage, const struct cli_command 
             return c->run(argc - 1, argv + 1);
     }
     return cli_usage(group, "unknown %s command '%s'", group, sub);
+}
+
+int cli_opt_timeout(json_t *body, const char *cmd, const char *value)
+{
+    lz_error err = {0};
+    int64_t ms;
+    if (args_parse_ms(value, &ms, &err) < 0)
+        return cli_usage(cmd, "--timeout: %s", err.msg);
+    json_object_set_new(body, "timeoutMs", json_integer(ms));
+    return 0;
 }

@@ -36,6 +36,9 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 
 /* The message for getopt_long's '?' / ':' returns (use optstring ":..."). */
 int cli_opt_error(const char *cmd, int c, char **argv);
+/* --timeout VALUE (ms, or with s/m/h): sets body.timeoutMs. Returns 0, or
+ * the usage exit code after printing what is wrong. */
+int cli_opt_timeout(json_t *body, const char *cmd, const char *value);
 /* Print a group's usage: to stdout + exit 0 for --help, else stderr + 2. */
 int cli_group_usage(const char *text, int ok);
 /* One subcommand of a group ("lizard keys create ..."): `run` gets argv

@@ -56,13 +56,10 @@ static int sandbox_create(int argc, char **argv)
     json_t *body = cli_obj(), *env = cli_obj(), *meta = cli_obj(), *vols = json_array();
     lz_error err = {0};
     int c, rc = 0;
-    int64_t ms;
     optind = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":t:p:s:e:m:v:h", opts, NULL)) != -1) {
-        if (c == 't' && args_parse_ms(optarg, &ms, &err) == 0)
-            json_object_set_new(body, "timeoutMs", json_integer(ms));
-        else if (c == 't')
-            rc = cli_usage("sandbox", "--timeout: %s", err.msg);
+        if (c == 't')
+            rc = cli_opt_timeout(body, "sandbox", optarg);
         else if (c == 'p' || c == 's')
             json_object_set_new(body, c == 'p' ? "project" : "size", json_string(optarg));
         else if ((c == 'e' || c == 'm') && args_kv_add(c == 'e' ? env : meta, optarg, &err) < 0)

@@ -137,15 +137,11 @@ static int sandbox_restore(int argc, char **argv)
     static const struct option opts[] = {
         {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0}};
     json_t *body = cli_obj();
-    lz_error err = {0};
     int c, rc = 0;
-    int64_t ms;
     optind = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":t:h", opts, NULL)) != -1) {
-        if (c == 't' && args_parse_ms(optarg, &ms, &err) == 0)
-            json_object_set_new(body, "timeoutMs", json_integer(ms));
-        else if (c == 't')
-            rc = cli_usage("sandbox", "--timeout: %s", err.msg);
+        if (c == 't')
+            rc = cli_opt_timeout(body, "sandbox", optarg);
         else if (c == 'h')
             rc = cli_group_usage(snapshot_usage, 1) - 1;
         else
