@@ -81,5 +81,7 @@ int cmd_snapshot(int argc, char **argv);
 /* argv[0] is pause|resume|snapshot|restore */
 int cmd_sandbox_lifecycle(int argc, char **argv);
 int cmd_volume(int argc, char **argv);
+/* usage.c: lizard usage */
+int cmd_usage(int argc, char **argv);
 
 #endif

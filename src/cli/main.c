@@ -22,6 +22,7 @@ static const char usage_text[] =
     "  template ls | build NAME [--dir TEMPLATE_DIR]\n"
     "  snapshot ls [--project P] | rm ID|NAME\n"
     "  volume create NAME --size MB [--project P] | ls [--project P] | rm ID|NAME\n"
+    "  usage [--project P] [--from DATE] [--to DATE]   metering: seconds, GB-months, cost\n"
     "\n"
     "  --json   print the server's JSON instead of tables\n"
     "\n"
@@ -40,6 +41,7 @@ static const struct {
     {"template", cmd_template},
     {"volume", cmd_volume},
     {"snapshot", cmd_snapshot},
+    {"usage", cmd_usage},
 };
 
 int main(int argc, char **argv)

@@ -211,6 +211,7 @@ void api_handle(struct http_request *req, void *ctx)
         {"/v1/projects", api_projects},   {"/v1/keys", api_keys},
         {"/v1/templates", api_templates}, {"/v1/sandboxes", api_sandboxes},
         {"/v1/snapshots", api_snapshots}, {"/v1/volumes", api_volumes},
+        {"/v1/usage", api_usage},
     };
     if (strcmp(req->path, "/metrics") == 0) {
         api_metrics(&call);

@@ -25,6 +25,8 @@ int api_sandbox_snapshot(struct api_call *call, const struct sandbox_record *r, 
 int api_parse_lifetime(struct api_call *call, json_t *body, int64_t *timeout_ms, json_t **env,
                        json_t **metadata);
 void api_volumes(struct api_call *call, const char *rest);
+/* GET /v1/usage (api_usage.c). */
+void api_usage(struct api_call *call, const char *rest);
 /* /v1/sandboxes/{id}/ports[/PORT] (api_ports.c); rest is what follows "/ports". */
 void api_ports(struct api_call *call, const char *id, const char *rest);
 

@@ -4,15 +4,9 @@
 
 #include <stdint.h>
 #include "http_server.h"
+#include "config.h"
 #include "store.h"
 #include "../runtime/runtime.h"
-
-struct size_class {
-    char name[16];
-    int cpu_count;
-    int memory_mb;
-    double price_per_hour;
-};
 
 struct lizardd {
     const char *listen;
@@ -26,8 +20,9 @@ struct lizardd {
     uint64_t default_disk_bytes;
     int default_pids_max;
     int default_nofile; /* RLIMIT_NOFILE inside, at most our own hard limit */
-    struct size_class sizes[8];
+    struct size_class sizes[CONFIG_MAX_SIZES]; /* from the server config (config.h) */
     int nsizes;
+    double volume_price_per_gb_month;
     /* exposed ports (ports.h): PORT-SANDBOXID.DOMAIN on our own listener */
     const char *domain;
     int listen_port;            /* the bound port, for port URLs */

@@ -308,7 +308,9 @@ int http_respond_json(struct http_request *req, int status, json_t *body_json)
 {
     if (body_json == NULL)
         return http_respond_raw(req, status, NULL, NULL, 0);
-    cleanup_free char *text = json_dumps(body_json, JSON_COMPACT);
+    /* 15 significant digits: 1.017 prints as 1.017, not 1.0169999999999999
+     * (usage seconds and costs are the API's only reals). */
+    cleanup_free char *text = json_dumps(body_json, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(body_json);
     if (text == NULL)
         return http_respond_error(req, 500, "internal", "could not encode the response");

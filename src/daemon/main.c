@@ -3,6 +3,7 @@
  * Sandboxes outlive lizardd: stopping it (or SIGKILL) leaves them running,
  * and the next start picks them up from the store. */
 #include "api.h"
+#include "config.h"
 #include "daemon.h"
 #include "ports.h"
 #include "sandboxes.h"
@@ -28,8 +29,9 @@ struct options {
     const char *data_dir;
     const char *template_dir;
     const char *agent;
-    int max_running;
-    int max_host;
+    const char *config;
+    int64_t max_running; /* -1: not given (the config file or default decides) */
+    int64_t max_host;
     int64_t disk_mb;
     const char *domain;
     const char *tls_cert, *tls_key;
@@ -38,15 +40,26 @@ struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lizardd [--listen ADDR:PORT] [--data-dir DIR] [--template-dir DIR]\n"
-               "               [--agent PATH] [--max-running N] [--max-sandboxes N]\n"
-               "               [--disk-mb N] [--domain DOMAIN] [--idle-timeout SEC]\n"
-               "               [--tls-cert CERT.pem --tls-key KEY.pem]\n"
-               "defaults: 127.0.0.1:7400, /var/lib/lizard, $LIZARD_TEMPLATE_DIR or\n"
-               "/var/lib/lizard/templates, lizard-agent next to this program,\n"
-               "100 running sandboxes per project, 1000 per host, 10240 MiB disk each,\n"
-               "exposed ports at PORT-SANDBOXID.localhost, 60 s idle/slow-client timeout;\n"
-               "with a certificate and key, API and port proxy speak HTTPS\n");
+    fprintf(f,
+            "usage: lizardd [--listen ADDR:PORT] [--data-dir DIR] [--template-dir DIR]\n"
+            "               [--config FILE] [--agent PATH] [--max-running N] [--max-sandboxes N]\n"
+            "               [--disk-mb N] [--domain DOMAIN] [--idle-timeout SEC]\n"
+            "               [--tls-cert CERT.pem --tls-key KEY.pem]\n"
+            "defaults: 127.0.0.1:7400, /var/lib/lizard, $LIZARD_TEMPLATE_DIR or\n"
+            "/var/lib/lizard/templates, lizard-agent next to this program,\n"
+            "100 running sandboxes per project, 1000 per host, 10240 MiB disk each,\n"
+            "exposed ports at PORT-SANDBOXID.localhost, 60 s idle/slow-client timeout;\n"
+            "with a certificate and key, API and port proxy speak HTTPS;\n"
+            "--config FILE: sizes, prices and limits (docs/config.md); flags win over it\n");
+}
+
+/* A whole decimal number >= min for a count flag; -1 when it is not one. */
+static int64_t parse_count(const char *s, int64_t min)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return errno || end == s || *end != '\0' || v < min || v > 1000000000 ? -1 : v;
 }
 
 /* Exposed ports are named PORT-ID.DOMAIN: DOMAIN must be a plain host name. */
@@ -64,6 +77,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"data-dir", required_argument, NULL, 'd'},
         {"template-dir", required_argument, NULL, 't'},
         {"agent", required_argument, NULL, 'a'},
+        {"config", required_argument, NULL, 'c'},
         {"max-running", required_argument, NULL, 'r'},
         {"max-sandboxes", required_argument, NULL, 'm'},
         {"disk-mb", required_argument, NULL, 'k'},
@@ -79,9 +93,10 @@ static int parse_options(int argc, char **argv, struct options *o)
                           "/var/lib/lizard",
                           env_tdir && *env_tdir ? env_tdir : "/var/lib/lizard/templates",
                           NULL,
-                          100,
-                          1000,
-                          10240,
+                          NULL,
+                          -1,
+                          -1,
+                          -1,
                           "localhost",
                           NULL,
                           NULL,
@@ -101,14 +116,20 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'a':
             o->agent = optarg;
             break;
+        case 'c':
+            o->config = optarg;
+            break;
         case 'r':
-            o->max_running = atoi(optarg);
+            if ((o->max_running = parse_count(optarg, 1)) < 0)
+                goto bad;
             break;
         case 'm':
-            o->max_host = atoi(optarg);
+            if ((o->max_host = parse_count(optarg, 1)) < 0)
+                goto bad;
             break;
         case 'k':
-            o->disk_mb = atoll(optarg);
+            if ((o->disk_mb = parse_count(optarg, 16)) < 0)
+                goto bad;
             break;
         case 'D':
             o->domain = optarg;
@@ -126,34 +147,42 @@ static int parse_options(int argc, char **argv, struct options *o)
             usage(stdout);
             exit(0);
         default:
-            usage(stderr);
-            return -1;
+            goto bad;
         }
     }
-    if (optind != argc || o->max_running < 1 || o->max_host < 1 || o->disk_mb < 16 ||
-        !domain_is_valid(o->domain) || o->idle_timeout < 1) {
-        usage(stderr);
-        return -1;
-    }
+    if (optind != argc || !domain_is_valid(o->domain) || o->idle_timeout < 1)
+        goto bad;
     if (!o->tls_cert != !o->tls_key) {
         fprintf(stderr, "lizardd: --tls-cert and --tls-key go together (HTTPS needs both)\n");
         return -1;
     }
     return 0;
+bad:
+    usage(stderr);
+    return -1;
 }
 
-/* The size table (SPEC: named sizes with an hourly price). "default" is
- * what a create without a size gets: the template's 4 vCPU / 4 GiB. */
-static void default_sizes(struct lizardd *d)
+/* Defaults, then the config file, then the flags given on the command line:
+ * a flag is the most specific wish. */
+static int load_config(const struct options *o, struct lizardd *d, lz_error *err)
 {
-    static const struct size_class sizes[] = {
-        {"small", 1, 1024, 0.025},
-        {"medium", 2, 2048, 0.05},
-        {"large", 4, 4096, 0.10},
-        {"default", 4, 4096, 0.10},
-    };
-    d->nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
-    memcpy(d->sizes, sizes, sizeof(sizes));
+    struct lizard_config c;
+    config_defaults(&c);
+    if (o->config && config_load(o->config, &c, err) < 0)
+        return -1;
+    if (o->max_running > 0)
+        c.max_running_per_project = (int)o->max_running;
+    if (o->max_host > 0)
+        c.max_sandboxes_per_host = (int)o->max_host;
+    if (o->disk_mb > 0)
+        c.disk_mb = o->disk_mb;
+    memcpy(d->sizes, c.sizes, sizeof(c.sizes));
+    d->nsizes = c.nsizes;
+    d->volume_price_per_gb_month = c.volume_price_per_gb_month;
+    d->max_running_per_project = c.max_running_per_project;
+    d->max_sandboxes_per_host = c.max_sandboxes_per_host;
+    d->default_disk_bytes = (uint64_t)c.disk_mb << 20;
+    return 0;
 }
 
 /* Each connection is a thread with a socket, and each exec holds an agent
@@ -220,8 +249,9 @@ static int open_data_dir(struct lizardd *d, lz_error *err)
         return lz_error_set(err, ENAMETOOLONG,
                             "data dir %s is too long for the agent sockets under it (at most "
                             "%zu characters)",
-                            d->data_dir, sizeof(((struct sockaddr_un *)0)->sun_path) - 1 -
-                                             (longest - strlen(d->data_dir)));
+                            d->data_dir,
+                            sizeof(((struct sockaddr_un *)0)->sun_path) - 1 -
+                                (longest - strlen(d->data_dir)));
     if (mkdir_p(d->data_dir, 0700, err) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/sandboxes", d->data_dir);
@@ -256,12 +286,13 @@ int main(int argc, char **argv)
     d.data_dir = o.data_dir;
     d.host_name = hostname;
     d.domain = o.domain;
-    d.max_running_per_project = o.max_running;
-    d.max_sandboxes_per_host = o.max_host;
-    d.default_disk_bytes = (uint64_t)o.disk_mb << 20;
     d.default_pids_max = 4096;
     d.default_nofile = raise_nofile();
-    default_sizes(&d);
+    lz_error err;
+    if (load_config(&o, &d, &err) < 0) {
+        fprintf(stderr, "lizardd: %s\n", err.msg);
+        return 2;
+    }
     d.runtime = &container_runtime;
     d.rcfg = (struct runtime_config){
         .data_dir = o.data_dir,
@@ -273,7 +304,6 @@ int main(int argc, char **argv)
         .cgroup_parent = "lizard",
     };
 
-    lz_error err;
     if (open_data_dir(&d, &err) < 0 || bootstrap(&d, &err) < 0 || ports_init(&d, &err) < 0 ||
         d.runtime->init(&d.rcfg, &err) < 0) {
         log_error("%s", err.msg);

@@ -164,6 +164,7 @@ int sandbox_create(struct lizardd *d, const struct sandbox_request *rq, struct s
     snprintf(r->snapshot_id, sizeof(r->snapshot_id), "%s", rq->snapshot_id ? rq->snapshot_id : "");
     snprintf(r->runtime, sizeof(r->runtime), "%s", d->runtime->name);
     snprintf(r->size, sizeof(r->size), "%s", size->name);
+    r->price_micros = (int64_t)(size->price_per_hour * 1e6 + 0.5); /* prices are >= 0 */
     r->cpu_count = rq->cpu_count ? rq->cpu_count : size->cpu_count;
     r->memory_mb = rq->memory_mb ? rq->memory_mb : size->memory_mb;
     r->disk_mb = (int64_t)(d->default_disk_bytes >> 20);

@@ -57,12 +57,13 @@ int snapshot_lowerdir(struct lizardd *d, const char *layers, char *out, size_t n
 json_t *snapshot_json(struct lizardd *d, const struct snapshot_record *s)
 {
     int ready = store_sandbox_count_pool(d->store, s->id, 1, NULL);
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:i, s:i, s:I, s:i, s:i, s:s, s:s, s:I, "
-                     "s:o}",
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:i, s:i, s:I, s:s, s:i, s:i, s:s, s:s, "
+                     "s:I, s:o}",
                      "id", s->id, "name", s->name, "project", s->project_id, "status", s->status,
                      "error", s->error[0] ? json_string(s->error) : json_null(), "memory", 0,
                      "poolSize", s->pool_size, "poolReady", ready < 0 ? 0 : ready, "sizeBytes",
-                     (json_int_t)s->size_bytes, "cpuCount", s->cpu_count, "memoryMB", s->memory_mb,
+                     (json_int_t)s->size_bytes, "size", s->size, "cpuCount", s->cpu_count,
+                     "memoryMB", s->memory_mb,
                      "sourceSandboxId", s->source_sandbox_id, "template", s->template_name,
                      "freezeMs", (json_int_t)s->freeze_ms, "createdAt",
                      json_time_or_null(s->created_ms, 0));
@@ -186,6 +187,7 @@ int snapshot_start(struct lizardd *d, const struct sandbox_record *sb, const cha
     snprintf(out->status, sizeof(out->status), "creating");
     snprintf(out->source_sandbox_id, sizeof(out->source_sandbox_id), "%s", sb->id);
     snprintf(out->template_name, sizeof(out->template_name), "%s", sb->template_name);
+    snprintf(out->size, sizeof(out->size), "%s", sb->size);
     out->cpu_count = sb->cpu_count;
     out->memory_mb = sb->memory_mb;
     out->pool_size = pool_size;
@@ -280,11 +282,13 @@ int snapshot_fill_request(struct lizardd *d, const char *project_id, const char 
     rq->template_name = snap->template_name;
     rq->layers = snap->layers;
     rq->snapshot_id = snap->id;
-    /* The size of the sandbox it came from, unless the create names one. */
-    if (rq->size == NULL && rq->cpu_count == 0)
+    /* The size of the sandbox it came from (name, so the price too, and its
+     * exact cpu/memory), unless the create names one. */
+    if (rq->size == NULL && rq->cpu_count == 0 && rq->memory_mb == 0) {
+        rq->size = snap->size;
         rq->cpu_count = snap->cpu_count;
-    if (rq->size == NULL && rq->memory_mb == 0)
         rq->memory_mb = snap->memory_mb;
+    }
     return 0;
 }
 
@@ -358,6 +362,7 @@ static void refill(struct lizardd *d, const struct snapshot_record *s)
         struct sandbox_request rq = {
             .project_id = s->project_id,
             .template_name = s->template_name,
+            .size = s->size,
             .cpu_count = s->cpu_count,
             .memory_mb = s->memory_mb,
             .layers = s->layers,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct store {
     sqlite3 *db;
@@ -54,6 +55,8 @@ static const char *const added_columns[] = {
     "ALTER TABLE sandboxes ADD COLUMN last_error TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE sandboxes ADD COLUMN layers TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE sandboxes ADD COLUMN snapshot_id TEXT NOT NULL DEFAULT ''",
+    /* metering: the hourly price of its size when it was made, millionths */
+    "ALTER TABLE sandboxes ADD COLUMN price_micros INTEGER NOT NULL DEFAULT 0",
     NULL,
 };
 
@@ -63,21 +66,54 @@ static const char *snapshot_schema_sql =
     "  status TEXT NOT NULL, error TEXT NOT NULL, source_sandbox_id TEXT NOT NULL,"
     "  template TEXT NOT NULL, layers TEXT NOT NULL, cpu_count INTEGER NOT NULL,"
     "  memory_mb INTEGER NOT NULL, pool_size INTEGER NOT NULL, size_bytes INTEGER NOT NULL,"
-    "  freeze_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL, UNIQUE (project_id, name));"
-    "CREATE INDEX IF NOT EXISTS sandboxes_snapshot ON sandboxes(snapshot_id, status);";
+    "  freeze_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL,"
+    "  size TEXT NOT NULL DEFAULT 'default', UNIQUE (project_id, name));"
+    "CREATE INDEX IF NOT EXISTS sandboxes_snapshot ON sandboxes(snapshot_id, status);"
+    /* Metering: one row per stretch of time a sandbox was "running" (end_ms
+     * NULL while it still is), written in the same transaction as the
+     * status change (sandbox_write). Rows outlive their sandbox. */
+    "CREATE TABLE IF NOT EXISTS usage ("
+    "  sandbox_id TEXT NOT NULL, project_id TEXT NOT NULL, size TEXT NOT NULL,"
+    "  price_micros INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER);"
+    "CREATE INDEX IF NOT EXISTS usage_sandbox ON usage(sandbox_id, end_ms);"
+    "CREATE INDEX IF NOT EXISTS usage_start ON usage(start_ms);"
+    /* ... and per volume, from its creation to its deletion. */
+    "CREATE TABLE IF NOT EXISTS volume_usage ("
+    "  volume_id TEXT NOT NULL, project_id TEXT NOT NULL, size_mb INTEGER NOT NULL,"
+    "  start_ms INTEGER NOT NULL, end_ms INTEGER);"
+    "CREATE INDEX IF NOT EXISTS volume_usage_volume ON volume_usage(volume_id, end_ms);"
+    /* Volumes made before metering existed accrue from their creation. */
+    "INSERT INTO volume_usage (volume_id, project_id, size_mb, start_ms, end_ms)"
+    "  SELECT id, project_id, size_mb, created_ms, NULL FROM volumes"
+    "  WHERE id NOT IN (SELECT volume_id FROM volume_usage);";
 
-static int migrate(struct store *s, char **msg)
+/* Columns added to tables made by snapshot_schema_sql, run after it. */
+static const char *const added_snapshot_columns[] = {
+    /* the source sandbox's size name, so restores keep its size and price */
+    "ALTER TABLE snapshots ADD COLUMN size TEXT NOT NULL DEFAULT 'default'",
+    NULL,
+};
+
+static int add_columns(struct store *s, const char *const *stmts, char **msg)
 {
-    for (int i = 0; added_columns[i]; i++) {
+    for (int i = 0; stmts[i]; i++) {
         char *m = NULL;
-        if (sqlite3_exec(s->db, added_columns[i], NULL, NULL, &m) != SQLITE_OK &&
+        if (sqlite3_exec(s->db, stmts[i], NULL, NULL, &m) != SQLITE_OK &&
             (m == NULL || strstr(m, "duplicate column") == NULL)) {
             *msg = m;
             return -1;
         }
         sqlite3_free(m);
     }
-    return sqlite3_exec(s->db, snapshot_schema_sql, NULL, NULL, msg) == SQLITE_OK ? 0 : -1;
+    return 0;
+}
+
+static int migrate(struct store *s, char **msg)
+{
+    if (add_columns(s, added_columns, msg) < 0 ||
+        sqlite3_exec(s->db, snapshot_schema_sql, NULL, NULL, msg) != SQLITE_OK)
+        return -1;
+    return add_columns(s, added_snapshot_columns, msg);
 }
 
 static int db_error(struct store *s, lz_error *err, const char *what)
@@ -149,13 +185,11 @@ static sqlite3_stmt *prepare(struct store *s, const char *sql, const char *types
     return st;
 }
 
-/* Run a statement that returns no rows. Returns changes(), or -1.
- * A UNIQUE violation sets err->errnum = EEXIST. */
-static int exec_sql(struct store *s, lz_error *err, const char *sql, const char *types, ...)
+/* Run a statement that returns no rows, with s->lock held. Returns
+ * changes(), or -1. A UNIQUE violation sets err->errnum = EEXIST. */
+static int exec_locked_v(struct store *s, lz_error *err, const char *sql, const char *types,
+                         va_list ap)
 {
-    va_list ap;
-    va_start(ap, types);
-    pthread_mutex_lock(&s->lock);
     sqlite3_stmt *st = prepare(s, sql, types, ap, err);
     int ret = -1;
     if (st != NULL) {
@@ -169,6 +203,25 @@ static int exec_sql(struct store *s, lz_error *err, const char *sql, const char 
             db_error(s, err, "write");
         sqlite3_finalize(st);
     }
+    return ret;
+}
+
+static int exec_locked(struct store *s, lz_error *err, const char *sql, const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    int ret = exec_locked_v(s, err, sql, types, ap);
+    va_end(ap);
+    return ret;
+}
+
+/* exec_locked under the lock. */
+static int exec_sql(struct store *s, lz_error *err, const char *sql, const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    pthread_mutex_lock(&s->lock);
+    int ret = exec_locked_v(s, err, sql, types, ap);
     pthread_mutex_unlock(&s->lock);
     va_end(ap);
     return ret;
@@ -176,13 +229,11 @@ static int exec_sql(struct store *s, lz_error *err, const char *sql, const char 
 
 typedef void (*row_fn)(sqlite3_stmt *st, void *arg);
 
-/* Run a query, calling fn for each row. Returns the row count, or -1. */
-static int query(struct store *s, lz_error *err, row_fn fn, void *arg, const char *sql,
-                 const char *types, ...)
+/* Run a query with s->lock held, calling fn for each row. Returns the row
+ * count, or -1. */
+static int query_locked_v(struct store *s, lz_error *err, row_fn fn, void *arg, const char *sql,
+                          const char *types, va_list ap)
 {
-    va_list ap;
-    va_start(ap, types);
-    pthread_mutex_lock(&s->lock);
     sqlite3_stmt *st = prepare(s, sql, types, ap, err);
     int n = -1;
     if (st != NULL) {
@@ -196,6 +247,27 @@ static int query(struct store *s, lz_error *err, row_fn fn, void *arg, const cha
             n = db_error(s, err, "read");
         sqlite3_finalize(st);
     }
+    return n;
+}
+
+static int query_locked(struct store *s, lz_error *err, row_fn fn, void *arg, const char *sql,
+                        const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    int n = query_locked_v(s, err, fn, arg, sql, types, ap);
+    va_end(ap);
+    return n;
+}
+
+/* query_locked under the lock. */
+static int query(struct store *s, lz_error *err, row_fn fn, void *arg, const char *sql,
+                 const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    pthread_mutex_lock(&s->lock);
+    int n = query_locked_v(s, err, fn, arg, sql, types, ap);
     pthread_mutex_unlock(&s->lock);
     va_end(ap);
     return n;
@@ -344,12 +416,155 @@ int store_key_count(struct store *s, lz_error *err)
     return count;
 }
 
+/* ---- transactions and metering ---- */
+
+/* Lock and BEGIN: the statements up to finish() commit together or not at all. */
+static int begin(struct store *s, lz_error *err)
+{
+    pthread_mutex_lock(&s->lock);
+    if (exec_locked(s, err, "BEGIN", "") >= 0)
+        return 0;
+    pthread_mutex_unlock(&s->lock);
+    return -1;
+}
+
+/* COMMIT when n >= 0, else ROLLBACK; unlock. Returns n, or -1 when the
+ * commit failed. */
+static int finish(struct store *s, int n, lz_error *err)
+{
+    if (n >= 0 && exec_locked(s, err, "COMMIT", "") < 0)
+        n = -1;
+    if (n < 0)
+        exec_locked(s, NULL, "ROLLBACK", "");
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What metering needs of a sandbox row. */
+struct meter_row {
+    int found;
+    char status[16], project_id[64], size[16];
+    int64_t price_micros, expires_ms;
+};
+
+static void meter_row_read(sqlite3_stmt *st, void *arg)
+{
+    struct meter_row *m = arg;
+    m->found = 1;
+    copy_col(st, 0, m->status, sizeof(m->status));
+    copy_col(st, 1, m->project_id, sizeof(m->project_id));
+    copy_col(st, 2, m->size, sizeof(m->size));
+    m->price_micros = sqlite3_column_int64(st, 3);
+    m->expires_ms = sqlite3_column_int64(st, 4);
+}
+
+static int meter_get(struct store *s, const char *id, struct meter_row *m, lz_error *err)
+{
+    memset(m, 0, sizeof(*m));
+    return query_locked(s, err, meter_row_read, m,
+                        "SELECT status, project_id, size, price_micros, expires_ms"
+                        " FROM sandboxes WHERE id = ?",
+                        "t", id);
+}
+
+/* Compute is billed exactly while the status is "running" (SPEC: paused,
+ * pooled and stopped sandboxes are not). */
+static int billed(const struct meter_row *m)
+{
+    return m->found && strcmp(m->status, "running") == 0;
+}
+
+/* After a write took the row from `was` to `is`: close its open interval
+ * and/or open one when whether (or for whom) it is billed changed. An
+ * interval ends now, or at the deadline when that has passed: a sandbox is
+ * never billed past its lifetime, also when lizardd was down at that
+ * moment and stops it only at recovery. */
+static int meter_follow(struct store *s, const char *id, const struct meter_row *was,
+                        const struct meter_row *is, lz_error *err)
+{
+    if (billed(was) == billed(is) && strcmp(was->project_id, is->project_id) == 0)
+        return 0;
+    int64_t now = wall_ms();
+    int64_t end = was->expires_ms > 0 && was->expires_ms < now ? was->expires_ms : now;
+    if (exec_locked(s, err,
+                    "UPDATE usage SET end_ms = CASE WHEN start_ms > ? THEN start_ms ELSE ? END"
+                    " WHERE sandbox_id = ? AND end_ms IS NULL",
+                    "iit", end, end, id) < 0)
+        return -1;
+    if (billed(is) && exec_locked(s, err,
+                                  "INSERT INTO usage (sandbox_id, project_id, size, price_micros,"
+                                  " start_ms, end_ms) VALUES (?, ?, ?, ?, ?, NULL)",
+                                  "tttii", id, is->project_id, is->size, is->price_micros, now) < 0)
+        return -1;
+    return 0;
+}
+
+/* Every write that can change a sandbox's status (or remove the row) goes
+ * through here, so metering has one hook: the usage intervals change in the
+ * same transaction as the status, and a crash never leaves one without the
+ * other. Returns changes(), or -1. */
+static int sandbox_write(struct store *s, lz_error *err, const char *id, const char *sql,
+                         const char *types, ...)
+{
+    struct meter_row was, is;
+    if (begin(s, err) < 0)
+        return -1;
+    va_list ap;
+    va_start(ap, types);
+    int n = meter_get(s, id, &was, err);
+    if (n >= 0)
+        n = exec_locked_v(s, err, sql, types, ap);
+    va_end(ap);
+    if (n > 0 && (meter_get(s, id, &is, err) < 0 || meter_follow(s, id, &was, &is, err) < 0))
+        n = -1;
+    return finish(s, n, err);
+}
+
+static void usage_row(sqlite3_stmt *st, void *arg)
+{
+    struct list_ctx *c = arg;
+    struct usage_interval u;
+    copy_col(st, 0, u.project_id, sizeof(u.project_id));
+    copy_col(st, 1, u.size, sizeof(u.size));
+    u.price_micros = sqlite3_column_int64(st, 2);
+    u.size_mb = sqlite3_column_int64(st, 3);
+    u.start_ms = sqlite3_column_int64(st, 4);
+    u.end_ms = sqlite3_column_int64(st, 5);
+    ((void (*)(const struct usage_interval *, void *))c->fn)(&u, c->arg);
+}
+
+int store_usage_list(struct store *s, int volumes, const char *project_id, int64_t from_ms,
+                     int64_t to_ms, void (*fn)(const struct usage_interval *, void *), void *arg,
+                     lz_error *err)
+{
+    struct list_ctx c = {(void *)fn, arg};
+    const char *p = project_id ? project_id : "";
+    if (volumes)
+        return query(s, err, usage_row, &c,
+                     "SELECT project_id, '', 0, size_mb, start_ms, COALESCE(end_ms, 0)"
+                     " FROM volume_usage WHERE (? = '' OR project_id = ?) AND start_ms < ?"
+                     " AND (end_ms IS NULL OR end_ms > ?)",
+                     "ttii", p, p, to_ms, from_ms);
+    return query(s, err, usage_row, &c,
+                 "SELECT project_id, size, price_micros, 0, start_ms, COALESCE(end_ms, 0)"
+                 " FROM usage WHERE (? = '' OR project_id = ?) AND start_ms < ?"
+                 " AND (end_ms IS NULL OR end_ms > ?)",
+                 "ttii", p, p, to_ms, from_ms);
+}
+
 /* ---- sandboxes ---- */
 
 #define SANDBOX_COLS                                                                               \
     "id, project_id, template, status, runtime, size, cpu_count, memory_mb, disk_mb, host, "       \
     "created_ms, expires_ms, remaining_ms, metadata, env, init_pid, init_start_time, "             \
-    "last_error, layers, snapshot_id"
+    "last_error, layers, snapshot_id, price_micros"
 
 static void sandbox_row(sqlite3_stmt *st, struct sandbox_record *r)
 {
@@ -373,6 +588,7 @@ static void sandbox_row(sqlite3_stmt *st, struct sandbox_record *r)
     copy_col(st, 17, r->last_error, sizeof(r->last_error));
     copy_col(st, 18, r->layers, sizeof(r->layers));
     copy_col(st, 19, r->snapshot_id, sizeof(r->snapshot_id));
+    r->price_micros = sqlite3_column_int64(st, 20);
 }
 
 void sandbox_record_clear(struct sandbox_record *r)
@@ -384,26 +600,27 @@ void sandbox_record_clear(struct sandbox_record *r)
 
 int store_sandbox_insert(struct store *s, const struct sandbox_record *r, lz_error *err)
 {
-    return exec_sql(s, err,
-                    "INSERT INTO sandboxes (" SANDBOX_COLS ") VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    "ttttttiiitiiittiittt", r->id, r->project_id, r->template_name, r->status,
-                    r->runtime, r->size, (int64_t)r->cpu_count, (int64_t)r->memory_mb,
-                    (int64_t)r->disk_mb, r->host, (int64_t)r->created_ms, (int64_t)r->expires_ms,
-                    (int64_t)r->remaining_ms, r->metadata_json ? r->metadata_json : "{}",
-                    r->env_json ? r->env_json : "{}", (int64_t)r->init_pid,
-                    (int64_t)r->init_start_time, r->last_error, r->layers, r->snapshot_id) < 0
+    return sandbox_write(
+               s, err, r->id,
+               "INSERT INTO sandboxes (" SANDBOX_COLS ") VALUES "
+               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               "ttttttiiitiiittiittti", r->id, r->project_id, r->template_name, r->status,
+               r->runtime, r->size, (int64_t)r->cpu_count, (int64_t)r->memory_mb,
+               (int64_t)r->disk_mb, r->host, (int64_t)r->created_ms, (int64_t)r->expires_ms,
+               (int64_t)r->remaining_ms, r->metadata_json ? r->metadata_json : "{}",
+               r->env_json ? r->env_json : "{}", (int64_t)r->init_pid, (int64_t)r->init_start_time,
+               r->last_error, r->layers, r->snapshot_id, (int64_t)r->price_micros) < 0
                ? -1
                : 0;
 }
 
 int store_sandbox_update(struct store *s, const struct sandbox_record *r, lz_error *err)
 {
-    int n = exec_sql(s, err,
-                     "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
-                     " init_pid = ?, init_start_time = ?, last_error = ? WHERE id = ?",
-                     "tiiiitt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
-                     (int64_t)r->init_pid, (int64_t)r->init_start_time, r->last_error, r->id);
+    int n = sandbox_write(s, err, r->id,
+                          "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
+                          " init_pid = ?, init_start_time = ?, last_error = ? WHERE id = ?",
+                          "tiiiitt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
+                          (int64_t)r->init_pid, (int64_t)r->init_start_time, r->last_error, r->id);
     return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }
 
@@ -422,7 +639,7 @@ int store_sandbox_get(struct store *s, const char *id, struct sandbox_record *ou
 
 int store_sandbox_delete(struct store *s, const char *id, lz_error *err)
 {
-    int n = exec_sql(s, err, "DELETE FROM sandboxes WHERE id = ?", "t", id);
+    int n = sandbox_write(s, err, id, "DELETE FROM sandboxes WHERE id = ?", "t", id);
     return n < 0 ? -1 : n == 0 ? STORE_NOT_FOUND : 0;
 }
 
@@ -542,13 +759,20 @@ static void volume_one(sqlite3_stmt *st, void *arg)
 
 int store_volume_insert(struct store *s, const struct volume_record *v, lz_error *err)
 {
-    return exec_sql(s, err,
-                    "INSERT INTO volumes (id, project_id, name, size_mb, created_ms, attached_to)"
-                    " VALUES (?, ?, ?, ?, ?, '')",
-                    "tttii", v->id, v->project_id, v->name, (int64_t)v->size_mb,
-                    (int64_t)v->created_ms) < 0
-               ? -1
-               : 0;
+    /* The row and its metering interval commit together. */
+    if (begin(s, err) < 0)
+        return -1;
+    int n = exec_locked(s, err,
+                        "INSERT INTO volumes (id, project_id, name, size_mb, created_ms,"
+                        " attached_to) VALUES (?, ?, ?, ?, ?, '')",
+                        "tttii", v->id, v->project_id, v->name, (int64_t)v->size_mb,
+                        (int64_t)v->created_ms);
+    if (n >= 0)
+        n = exec_locked(s, err,
+                        "INSERT INTO volume_usage (volume_id, project_id, size_mb, start_ms,"
+                        " end_ms) VALUES (?, ?, ?, ?, NULL)",
+                        "ttii", v->id, v->project_id, (int64_t)v->size_mb, (int64_t)v->created_ms);
+    return finish(s, n, err) < 0 ? -1 : 0;
 }
 
 int store_volume_find(struct store *s, const char *project_id, const char *ref,
@@ -601,8 +825,17 @@ int store_volume_release(struct store *s, const char *sandbox_id, lz_error *err)
 
 int store_volume_delete_free(struct store *s, const char *id, lz_error *err)
 {
-    return exec_sql(s, err, "DELETE FROM volumes WHERE id = ? AND " VOLUME_ATTACHED " = ''", "t",
-                    id);
+    if (begin(s, err) < 0)
+        return -1;
+    int n = exec_locked(s, err, "DELETE FROM volumes WHERE id = ? AND " VOLUME_ATTACHED " = ''",
+                        "t", id);
+    /* Its past usage stays reportable; it stops accruing now. */
+    if (n > 0 && exec_locked(s, err,
+                             "UPDATE volume_usage SET end_ms = ? WHERE volume_id = ?"
+                             " AND end_ms IS NULL",
+                             "it", wall_ms(), id) < 0)
+        n = -1;
+    return finish(s, n, err);
 }
 
 /* ---- pause/resume and warm pools (issue 5) ---- */
@@ -611,19 +844,19 @@ int store_sandbox_set_status(struct store *s, const char *id, const char *from, 
                              const char *last_error, lz_error *err)
 {
     /* Compare-and-set: of two racing requests exactly one wins. */
-    return exec_sql(s, err,
-                    "UPDATE sandboxes SET status = ?, last_error = ? WHERE id = ? AND status = ?",
-                    "tttt", to, last_error ? last_error : "", id, from);
+    return sandbox_write(
+        s, err, id, "UPDATE sandboxes SET status = ?, last_error = ? WHERE id = ? AND status = ?",
+        "tttt", to, last_error ? last_error : "", id, from);
 }
 
 int store_sandbox_update_from(struct store *s, const struct sandbox_record *r, const char *from,
                               lz_error *err)
 {
-    return exec_sql(s, err,
-                    "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
-                    " last_error = ? WHERE id = ? AND status = ?",
-                    "tiittt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
-                    r->last_error, r->id, from);
+    return sandbox_write(s, err, r->id,
+                         "UPDATE sandboxes SET status = ?, expires_ms = ?, remaining_ms = ?,"
+                         " last_error = ? WHERE id = ? AND status = ?",
+                         "tiittt", r->status, (int64_t)r->expires_ms, (int64_t)r->remaining_ms,
+                         r->last_error, r->id, from);
 }
 
 int store_sandbox_claim_pooled(struct store *s, const char *snapshot_id,
@@ -641,12 +874,13 @@ int store_sandbox_claim_pooled(struct store *s, const char *snapshot_id,
             return n < 0 ? -1 : STORE_NOT_FOUND;
         snprintf(id, sizeof(id), "%s", r.id);
         sandbox_record_clear(&r);
-        n = exec_sql(s, err,
-                     "UPDATE sandboxes SET status = 'running', project_id = ?, metadata = ?,"
-                     " env = ?, expires_ms = ?, created_ms = ? WHERE id = ? AND status = 'pooled'",
-                     "tttiit", want->project_id, want->metadata_json ? want->metadata_json : "{}",
-                     want->env_json ? want->env_json : "{}", (int64_t)want->expires_ms,
-                     (int64_t)want->created_ms, id);
+        n = sandbox_write(
+            s, err, id,
+            "UPDATE sandboxes SET status = 'running', project_id = ?, metadata = ?,"
+            " env = ?, expires_ms = ?, created_ms = ? WHERE id = ? AND status = 'pooled'",
+            "tttiit", want->project_id, want->metadata_json ? want->metadata_json : "{}",
+            want->env_json ? want->env_json : "{}", (int64_t)want->expires_ms,
+            (int64_t)want->created_ms, id);
         if (n < 0)
             return -1;
         if (n == 1) {
@@ -685,7 +919,7 @@ int store_layer_in_use(struct store *s, const char *snapshot_id, lz_error *err)
 
 #define SNAPSHOT_COLS                                                                              \
     "id, project_id, name, status, error, source_sandbox_id, template, layers, cpu_count, "        \
-    "memory_mb, pool_size, size_bytes, freeze_ms, created_ms"
+    "memory_mb, pool_size, size_bytes, freeze_ms, created_ms, size"
 
 static void snapshot_row(sqlite3_stmt *st, struct snapshot_record *r)
 {
@@ -703,6 +937,7 @@ static void snapshot_row(sqlite3_stmt *st, struct snapshot_record *r)
     r->size_bytes = sqlite3_column_int64(st, 11);
     r->freeze_ms = sqlite3_column_int64(st, 12);
     r->created_ms = sqlite3_column_int64(st, 13);
+    copy_col(st, 14, r->size, sizeof(r->size));
 }
 
 static void snapshot_one(sqlite3_stmt *st, void *arg)
@@ -714,11 +949,12 @@ int store_snapshot_insert(struct store *s, const struct snapshot_record *r, lz_e
 {
     return exec_sql(s, err,
                     "INSERT INTO snapshots (" SNAPSHOT_COLS ") VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    "ttttttttiiiiii", r->id, r->project_id, r->name, r->status, r->error,
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "ttttttttiiiiiit", r->id, r->project_id, r->name, r->status, r->error,
                     r->source_sandbox_id, r->template_name, r->layers, (int64_t)r->cpu_count,
                     (int64_t)r->memory_mb, (int64_t)r->pool_size, (int64_t)r->size_bytes,
-                    (int64_t)r->freeze_ms, (int64_t)r->created_ms) < 0
+                    (int64_t)r->freeze_ms, (int64_t)r->created_ms,
+                    r->size[0] ? r->size : "default") < 0
                ? -1
                : 0;
 }

@@ -52,6 +52,7 @@ struct sandbox_record {
     char last_error[256]; /* why the last pause/resume failed, "" if it did not */
     char layers[1024];    /* snapshot ids of the layers below its own, ':'-joined */
     char snapshot_id[64]; /* the snapshot it started from, "" if none */
+    int64_t price_micros; /* hourly price of its size at create, in millionths */
 };
 
 struct store *store_open(const char *path, lz_error *err);
@@ -157,6 +158,7 @@ struct snapshot_record {
     char source_sandbox_id[64];
     char template_name[64]; /* the built-in template at the bottom */
     char layers[1024];      /* its own id first, then the layers below, ':'-joined */
+    char size[16]; /* the source sandbox's size name: restores keep it (and its price) */
     int cpu_count;
     int memory_mb;
     int pool_size;
@@ -176,5 +178,23 @@ int store_snapshot_list(struct store *s, const char *project_id, const char *sta
 /* Record the outcome: status, error, size_bytes, freeze_ms. */
 int store_snapshot_finish(struct store *s, const struct snapshot_record *r, lz_error *err);
 int store_snapshot_delete(struct store *s, const char *id, lz_error *err);
+
+/* ---- metering ----
+ * Usage intervals are written by the store itself: a sandbox's while its
+ * status is "running" (by every write that changes the status, in the same
+ * transaction), a volume's from its insert to its delete. */
+struct usage_interval {
+    char project_id[64];
+    char size[16];        /* sandbox intervals: its size name */
+    int64_t price_micros; /* sandbox intervals: hourly price, millionths */
+    int64_t size_mb;      /* volume intervals */
+    int64_t start_ms;
+    int64_t end_ms; /* 0 while open */
+};
+/* The intervals overlapping [from_ms, to_ms): sandboxes' (volumes = 0) or
+ * volumes' (1), of project_id (NULL = all). Returns count or -1. */
+int store_usage_list(struct store *s, int volumes, const char *project_id, int64_t from_ms,
+                     int64_t to_ms, void (*fn)(const struct usage_interval *, void *), void *arg,
+                     lz_error *err);
 
 #endif

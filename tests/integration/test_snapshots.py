@@ -45,9 +45,14 @@ def test_quickstart_flow(make_sandbox, snapshots):
     assert saved.id.startswith("snap_") and saved.memory is False
     assert copy.sandbox_id != sandbox.sandbox_id
     info = copy.get_info()
-    assert (info.cpu_count, info.memory_mb) == (1, 1024)  # the source's size
+    # The source's size, by name too (so it is billed at that size's price).
+    assert (info.size, info.cpu_count, info.memory_mb) == ("small", 1, 1024)
     assert info.status == "running" and info.snapshot_id == saved.id
     assert copy.fs.read("/workspace/app.txt") == "state\n"
+    # A straight create from the snapshot by name keeps it as well.
+    direct = lizard.Sandbox.create(name)
+    make_sandbox.made.append(direct)
+    assert (direct.get_info().size, direct.get_info().cpu_count) == ("small", 1)
 
 
 def test_files_not_processes(make_sandbox, snapshots):

@@ -15,7 +15,7 @@ import {
   restoreSnapshot,
   waitForSnapshot,
 } from "./sandbox.js";
-import type { ApiKey, Project, SandboxInfo, Snapshot, Template, VolumeInfo } from "./types.js";
+import type { ApiKey, Project, SandboxInfo, Snapshot, Template, UsageReport, VolumeInfo } from "./types.js";
 import { createVolume, deleteVolume, getVolume, listVolumes } from "./volume.js";
 
 export interface LizardOptions extends ClientOptions {
@@ -104,6 +104,18 @@ export class Lizard {
   /** Delete a volume and its data (ConflictError while it is attached). */
   async deleteVolume(idOrName: string): Promise<void> {
     return deleteVolume(this.#t, idOrName, this.project);
+  }
+
+  /**
+   * Metering: compute seconds, volume GB-months and cost per project over
+   * [from, to) (default: this calendar month so far). A project key sees its
+   * own project; the admin key every project, or `project`.
+   */
+  async usage(opts: { project?: string; from?: Date | string; to?: Date | string } = {}): Promise<UsageReport> {
+    const iso = (t?: Date | string) => (t instanceof Date ? t.toISOString() : t);
+    return this.#t.json<UsageReport>("GET", "/v1/usage", {
+      query: { project: opts.project ?? this.project, from: iso(opts.from), to: iso(opts.to) },
+    });
   }
 
   // ---- admin ----

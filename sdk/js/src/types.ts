@@ -107,6 +107,8 @@ export interface Snapshot {
   poolSize: number;
   poolReady?: number;
   sizeBytes?: number;
+  /** The source sandbox's size; restores keep it. */
+  size?: string;
   cpuCount?: number;
   memoryMB?: number;
   sourceSandboxId?: string;
@@ -123,6 +125,28 @@ export interface VolumeInfo {
   /** The sandbox it is attached to, or null. */
   attachedTo: string | null;
   [key: string]: unknown;
+}
+
+/** Seconds and cost of compute, in total or of one size. */
+export interface ComputeUsage {
+  seconds: number;
+  cost: number;
+}
+
+/** One project's metering over the report's period (`GET /v1/usage`). */
+export interface ProjectUsage {
+  project: string;
+  name: string;
+  compute: ComputeUsage & { bySize: Record<string, ComputeUsage> };
+  volumes: { gbMonths: number; cost: number };
+  total: number;
+}
+
+/** `lizard.usage()`: the period [from, to) and each visible project. */
+export interface UsageReport {
+  from: string;
+  to: string;
+  projects: ProjectUsage[];
 }
 
 /** One entry of `volumes` at create: a volume name/id, or `{volume, mountPath}`. */

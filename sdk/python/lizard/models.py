@@ -172,4 +172,4 @@ class Snapshot(Record):
     """A saved sandbox (files only on the container runtime: ``memory`` False)."""
 
     _fields = ("id", "name", "project", "status", "error", "memory", "pool_size", "pool_ready",
-               "size_bytes", "cpu_count", "memory_mb", "source_sandbox_id", "created_at")
+               "size_bytes", "size", "cpu_count", "memory_mb", "source_sandbox_id", "created_at")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+import datetime
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import errors
 from ._http import Transport, quote_id
@@ -17,6 +18,9 @@ from .volume import Volume, VolumeSpec, mount_requests
 
 #: Lifetime the SDK asks for when the caller names none (SPEC: 5 minutes).
 DEFAULT_TIMEOUT_MS = 300_000
+
+#: A point in time for usage(): ISO 8601 text or a datetime.
+TimeArg = Union[str, datetime.datetime]
 
 
 class Sandbox:
@@ -283,6 +287,15 @@ class Lizard:
         doc = self._t.request("GET", "/v1/templates").json()
         return [Template(x) for x in doc.get("templates", [])]
 
+    def usage(self, *, project: Optional[str] = None, from_: Optional[TimeArg] = None,
+              to: Optional[TimeArg] = None) -> Dict[str, Any]:
+        """Metering (GET /v1/usage): compute seconds, volume GB-months and cost
+        per project over [from_, to) (default: this calendar month so far).
+        Times are ISO 8601 strings or datetimes (naive ones are UTC). A project
+        key sees its own project; the admin key every project, or ``project``."""
+        q = {"project": project or self.project, "from": _iso(from_), "to": _iso(to)}
+        return self._t.request("GET", "/v1/usage", query=q).json()
+
     # ---- admin ----
 
     def create_project(self, name: str, slug: Optional[str] = None) -> Project:
@@ -319,6 +332,14 @@ class Lizard:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _iso(t: Optional[TimeArg]) -> Optional[str]:
+    if t is None or isinstance(t, str):
+        return t
+    if t.tzinfo is not None:
+        t = t.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return t.isoformat(timespec="milliseconds") + "Z"
 
 
 def _list(t: Transport, project: Optional[str], status: Optional[str]) -> List[SandboxInfo]:
