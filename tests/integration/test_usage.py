@@ -215,6 +215,7 @@ def test_bad_query_input_is_400(meter):
 def test_cli_usage(meter):
     p = new_project(meter)
     sb = create(meter, p, size="small")
+    time.sleep(0.2)  # some running time to report (create and kill can share a millisecond)
     sb.kill()
     env = {"LIZARD_API_URL": meter.url, "LIZARD_API_KEY": meter.admin_key, "PATH": "/usr/bin:/bin"}
     out = subprocess.run([str(LIZARD_CLI), "usage", "--project", p, "--json"], env=env,
