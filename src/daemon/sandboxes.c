@@ -7,6 +7,7 @@
 #include "../common/ids.h"
 #include "../common/json_util.h"
 #include "../common/log.h"
+#include "../common/wakeup.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,9 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
-static int watch_poked;
+static struct wakeup watch_wakeup = WAKEUP_INIT;
 
 /* Reservation lock: the cap check and the "creating" row insert must be one
  * step, or concurrent creates could all pass the check. */
@@ -410,10 +409,7 @@ void sandboxes_recover(struct lizardd *d)
 
 void sandboxes_watch_poke(void)
 {
-    pthread_mutex_lock(&watch_lock);
-    watch_poked = 1;
-    pthread_cond_signal(&watch_cond);
-    pthread_mutex_unlock(&watch_lock);
+    wakeup_poke(&watch_wakeup);
 }
 
 /* Liveness is checked at least this often; deadlines are met exactly. */
@@ -428,14 +424,7 @@ static void *watch_main(void *arg)
         int64_t wake = now + WATCH_INTERVAL_MS;
         if (next != 0 && next < wake)
             wake = next;
-        struct timespec ts = {.tv_sec = wake / 1000, .tv_nsec = (wake % 1000) * 1000000};
-        pthread_mutex_lock(&watch_lock);
-        while (!watch_poked) {
-            if (pthread_cond_timedwait(&watch_cond, &watch_lock, &ts) == ETIMEDOUT)
-                break;
-        }
-        watch_poked = 0;
-        pthread_mutex_unlock(&watch_lock);
+        wakeup_wait_until(&watch_wakeup, wake);
     }
     return NULL;
 }

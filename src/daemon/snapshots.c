@@ -16,6 +16,7 @@
 #include "../common/ids.h"
 #include "../common/json_util.h"
 #include "../common/log.h"
+#include "../common/wakeup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
-static int pool_poked;
+static struct wakeup pool_wakeup = WAKEUP_INIT;
 
 static void layer_dir(struct lizardd *d, const char *name, char *out, size_t n)
 {
@@ -419,10 +418,7 @@ static void pool_pass(struct lizardd *d)
 
 void snapshots_pool_poke(void)
 {
-    pthread_mutex_lock(&pool_lock);
-    pool_poked = 1;
-    pthread_cond_signal(&pool_cond);
-    pthread_mutex_unlock(&pool_lock);
+    wakeup_poke(&pool_wakeup);
 }
 
 #define POOL_INTERVAL_MS 2000
@@ -432,15 +428,7 @@ static void *pool_main(void *arg)
     struct lizardd *d = arg;
     for (;;) {
         pool_pass(d);
-        int64_t wake = now_ms() + POOL_INTERVAL_MS;
-        struct timespec ts = {.tv_sec = wake / 1000, .tv_nsec = (wake % 1000) * 1000000};
-        pthread_mutex_lock(&pool_lock);
-        while (!pool_poked) {
-            if (pthread_cond_timedwait(&pool_cond, &pool_lock, &ts) == ETIMEDOUT)
-                break;
-        }
-        pool_poked = 0;
-        pthread_mutex_unlock(&pool_lock);
+        wakeup_wait_until(&pool_wakeup, now_ms() + POOL_INTERVAL_MS);
     }
     return NULL;
 }
